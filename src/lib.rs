@@ -1,6 +1,26 @@
 //! saseval-gen: rebuilds the SASEval prompt set through LLM batch APIs or a local model, and
 //! publishes hashed, verified releases. The binary in `main.rs` is a thin shell over this crate.
 
+pub mod app;
+pub mod batch;
+pub mod card;
+pub mod cli;
+pub mod clock;
+pub mod config;
+pub mod dedup;
+pub mod expr;
 pub mod fsio;
 pub mod grade;
+pub mod hooks;
+pub mod jsonl;
+pub mod lock;
+pub mod numeric;
 pub mod record;
+pub mod release;
+pub mod reply;
+pub mod seeded;
+pub mod stages;
+pub mod templates;
+pub mod ui;
+pub mod validate;
+pub mod verify;

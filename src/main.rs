@@ -1,1 +1,32 @@
-fn main() {}
+//! The `saseval-gen` binary: parses the command line, sets up logging, runs, and maps errors to
+//! the Contract's exit codes. All the work lives in the library.
+
+use clap::Parser;
+use saseval_gen::{app, cli::Cli, ui::Printer};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+    let printer = Printer { quiet: cli.quiet };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            printer.warn(format!("cannot start the async runtime: {e}"));
+            return ExitCode::from(1);
+        }
+    };
+    match runtime.block_on(app::run(cli, &printer)) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(app::exit_code(&err))
+        }
+    }
+}

@@ -95,3 +95,31 @@ pub struct Candidate {
     #[serde(default, rename = "_needs_review", skip_serializing_if = "is_false")]
     pub needs_review: bool,
 }
+
+/// Why an item or a reply was dropped, written to `rejects.jsonl` so nothing paid for vanishes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reject {
+    /// `author` or `assemble`.
+    pub stage: String,
+    pub reason: String,
+    pub detail: String,
+    pub category: Category,
+    pub custom_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub item_id: Option<String>,
+    pub domain: String,
+    pub round: u32,
+    /// For duplicates: the id of the item or earlier-release record it collided with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collided_with: Option<String>,
+    /// The raw text (item JSON or reply), cut to a readable length; the full reply stays in the cache.
+    pub excerpt: String,
+}
+
+/// The first `max` characters of `text`, marked when cut.
+pub fn excerpt(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}

@@ -1,0 +1,212 @@
+//! Command dispatch: loads the config, takes the out-dir lock, runs the requested stage(s) and
+//! maps every failure to the Contract's exit codes (0 success, 1 runtime, 2 usage/config).
+
+use crate::batch::{journal::Journal, journal::SubState, BatchError, RunOptions, Runner, StateDir};
+use crate::cli::{AssembleArgs, BatchArgs, Cli, Command};
+use crate::config::{Config, ConfigError, Provider};
+use crate::lock::OutLock;
+use crate::stages::{self, Ctx, StageEnd};
+use crate::templates::{TemplateError, Templates};
+use crate::ui::Printer;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// A usage or configuration problem found outside the config loader (exit 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// The exit code for an error chain: 2 for usage and configuration problems, else 1.
+pub fn exit_code(err: &anyhow::Error) -> u8 {
+    for cause in err.chain() {
+        if cause.is::<ConfigError>() || cause.is::<TemplateError>() || cause.is::<UsageError>() {
+            return 2;
+        }
+        if let Some(b) = cause.downcast_ref::<BatchError>() {
+            return b.exit_code();
+        }
+        if let Some(c) = cause.downcast_ref::<crate::batch::client::ClientError>() {
+            return if c.is_usage() { 2 } else { 1 };
+        }
+    }
+    1
+}
+
+pub async fn run(cli: Cli, printer: &Printer) -> anyhow::Result<ExitCode> {
+    if let Command::Verify { path, check_actions } = &cli.command {
+        return crate::stages::assemble::verify_command(&cli, path, *check_actions, printer);
+    }
+    let config = Config::load(&cli.config, &cli.overrides)?;
+    let out_dir = cli.out.clone().unwrap_or_else(|| config.release.out_dir.clone());
+    let (batch, assemble, steps) = match &cli.command {
+        Command::Author { dry_run: true, .. } => {
+            let templates = Templates::load(&config.author.prompts_dir)?;
+            printer.out(stages::author::dry_run(&config, &templates)?);
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Status => return status(&config, &out_dir, printer),
+        Command::Cancel => return cancel(&config, &out_dir, printer).await,
+        Command::Verify { .. } => return Ok(ExitCode::SUCCESS),
+        Command::Author { batch, .. } => (batch.clone(), AssembleArgs::default(), Steps::AUTHOR),
+        Command::Repair { batch } => (batch.clone(), AssembleArgs::default(), Steps::REPAIR),
+        Command::Assemble { assemble } => (BatchArgs::default(), assemble.clone(), Steps::ASSEMBLE),
+        Command::Run { batch, assemble } => (batch.clone(), assemble.clone(), Steps::ALL),
+    };
+    prepare_out_dir(&out_dir)?;
+    let _lock = OutLock::acquire(&out_dir)?;
+    run_steps(&config, &out_dir, printer, &batch, &assemble, steps).await
+}
+
+struct Steps {
+    author: bool,
+    repair: bool,
+    assemble: bool,
+}
+
+impl Steps {
+    const AUTHOR: Steps = Steps { author: true, repair: false, assemble: false };
+    const REPAIR: Steps = Steps { author: false, repair: true, assemble: false };
+    const ASSEMBLE: Steps = Steps { author: false, repair: false, assemble: true };
+    const ALL: Steps = Steps { author: true, repair: true, assemble: true };
+}
+
+async fn run_steps(
+    config: &Config,
+    out_dir: &Path,
+    printer: &Printer,
+    batch: &BatchArgs,
+    assemble: &AssembleArgs,
+    steps: Steps,
+) -> anyhow::Result<ExitCode> {
+    let templates = if steps.author || steps.repair {
+        Some(Templates::load(&config.author.prompts_dir)?)
+    } else {
+        None
+    };
+    let options = RunOptions {
+        no_wait: batch.no_wait,
+        imports: batch.imports.clone(),
+        retry_failed: batch.retry_failed,
+    };
+    let runner = Runner::open(config, out_dir, options, printer)?;
+    let mut ctx = Ctx {
+        config,
+        out_dir: out_dir.to_path_buf(),
+        printer,
+        runner,
+    };
+    if let (true, Some(t)) = (steps.author, &templates) {
+        if stages::author::run(&mut ctx, t).await? == StageEnd::Waiting {
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
+    if let (true, Some(t)) = (steps.repair, &templates) {
+        if stages::repair::run(&mut ctx, t).await? == StageEnd::Waiting {
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
+    if steps.assemble {
+        stages::assemble::run(&mut ctx, assemble)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Creates the out dir, with a clear error when it is a file or cannot be written.
+fn prepare_out_dir(out_dir: &Path) -> anyhow::Result<()> {
+    if out_dir.exists() && !out_dir.is_dir() {
+        return Err(UsageError(format!(
+            "the out dir {} exists and is not a folder: pass another --out or move the file",
+            out_dir.display()
+        ))
+        .into());
+    }
+    std::fs::create_dir_all(out_dir).map_err(|e| {
+        UsageError(format!(
+            "cannot create the out dir {}: {e}; pass a writable --out",
+            out_dir.display()
+        ))
+    })?;
+    let probe = out_dir.join(".saseval.write-test");
+    std::fs::write(&probe, b"").map_err(|e| {
+        UsageError(format!(
+            "the out dir {} is not writable ({e}): pass a writable --out or fix its permissions",
+            out_dir.display()
+        ))
+    })?;
+    let _ = std::fs::remove_file(probe);
+    Ok(())
+}
+
+/// `status`: every job of the out dir from its journal (no network), and what a re-run does next.
+fn status(config: &Config, out_dir: &Path, printer: &Printer) -> anyhow::Result<ExitCode> {
+    let state = StateDir::new(out_dir);
+    let journals = Journal::load_all(&state.journal_dir())?;
+    if journals.is_empty() {
+        printer.out(format!("{}: no jobs yet (run `saseval-gen author` or `saseval-gen run`)", out_dir.display()));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut lines = vec![format!("out dir {} (provider {}):", out_dir.display(), config.api.provider)];
+    for journal in &journals {
+        lines.push(format!("job {}:", journal.job));
+        for sub in &journal.submissions {
+            let counts = sub
+                .counts
+                .as_ref()
+                .map(|c| format!("{}/{} done, {} failed", c.completed, c.total, c.failed))
+                .unwrap_or_else(|| format!("{} requests", sub.requests));
+            let next = match sub.state {
+                SubState::Planned => "next: upload (after checking the server for this file)",
+                SubState::Uploaded => "next: create the batch (after looking for one with this fingerprint)",
+                SubState::Created => "next: poll until it finishes, then collect",
+                SubState::Finished => "next: download and collect its results",
+                SubState::Collected => "done",
+                SubState::Abandoned => "dropped before submission",
+                SubState::Exported => "next: waiting for --import of its results",
+            };
+            lines.push(format!(
+                "  #{:<3} {:<10} batch {:<28} {:<11} {:<28} model {} — {next}",
+                sub.seq,
+                format!("{:?}", sub.state).to_lowercase(),
+                sub.batch_id.as_deref().unwrap_or("-"),
+                sub.status.as_deref().unwrap_or("-"),
+                counts,
+                sub.model
+            ));
+        }
+    }
+    let cache = crate::batch::cache::Cache::open(&state.cache())?;
+    lines.push(format!("response cache: {} result(s)", cache.len()));
+    printer.out(lines.join("\n"));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `cancel`: asks the server to cancel every running batch of this out dir. A re-run then
+/// collects what they completed and submits only the rest.
+async fn cancel(config: &Config, out_dir: &Path, printer: &Printer) -> anyhow::Result<ExitCode> {
+    if !matches!(config.api.provider, Provider::Groq | Provider::Openai) {
+        printer.out(format!("provider {}: there are no remote batches to cancel", config.api.provider));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let state = StateDir::new(out_dir);
+    let running: Vec<(String, String)> = Journal::load_all(&state.journal_dir())?
+        .iter()
+        .flat_map(|j| {
+            j.submissions
+                .iter()
+                .filter(|s| s.state == SubState::Created)
+                .filter_map(|s| s.batch_id.clone().map(|b| (j.job.clone(), b)))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    if running.is_empty() {
+        printer.out("no running batches in this out dir");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let client = crate::batch::client::Client::new(&config.api)?;
+    for (job, id) in running {
+        let batch = client.cancel_batch(&id).await?;
+        printer.out(format!("job {job}: batch {id} is {}", batch.status));
+    }
+    printer.out("re-run the stage to collect what completed; only the rest is resubmitted");
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,448 @@
+//! The OpenAI-compatible Batch API over HTTP (Groq, OpenAI, any compatible endpoint): files and
+//! batches, with retries for 429 (honouring `retry-after`), 5xx and dropped connections, and
+//! downloads that are checked to be complete before anything reads them.
+
+use crate::config::Api;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::fmt;
+use std::path::Path;
+use std::time::Duration;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("environment variable {0} is not set: set it to your API key (export {0}=...), or change api.api_key_env")]
+    MissingKey(String),
+    #[error("api.base_url {0} is not allowed: API keys are only sent over https:// (plain http:// only to a loopback address such as 127.0.0.1)")]
+    InsecureUrl(String),
+    #[error("api.base_url {0} is not a valid URL")]
+    BadUrl(String),
+    #[error("{what}: the server said {status}: {message}")]
+    Status { what: String, status: u16, message: String },
+    #[error("{what}: {message} (gave up after {attempts} attempts; re-run to continue — nothing completed is lost)")]
+    Transport { what: String, message: String, attempts: usize },
+    #[error("{what}: unexpected reply from the server: {message}")]
+    Protocol { what: String, message: String },
+    #[error("{what}: {source}")]
+    Io { what: String, source: std::io::Error },
+}
+
+impl ClientError {
+    /// Problems the user fixes in the config or environment (exit 2).
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            ClientError::MissingKey(_) | ClientError::InsecureUrl(_) | ClientError::BadUrl(_)
+        ) || matches!(self, ClientError::Status { status: 401 | 403, .. })
+    }
+
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            ClientError::Status { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+}
+
+/// The API key. Its Debug and Display never show it.
+#[derive(Clone)]
+pub struct ApiKey(String);
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey(<redacted>)")
+    }
+}
+
+impl ApiKey {
+    pub fn from_env(var: &str) -> Result<ApiKey, ClientError> {
+        match std::env::var(var) {
+            Ok(v) if !v.trim().is_empty() => Ok(ApiKey(v.trim().to_string())),
+            _ => Err(ClientError::MissingKey(var.to_string())),
+        }
+    }
+}
+
+/// Refuses to send a key over plain HTTP unless the host is loopback.
+pub fn check_base_url(url: &str) -> Result<reqwest::Url, ClientError> {
+    let parsed = reqwest::Url::parse(url).map_err(|_| ClientError::BadUrl(url.to_string()))?;
+    match parsed.scheme() {
+        "https" => Ok(parsed),
+        "http" => {
+            let host = parsed.host_str().unwrap_or("").trim_start_matches('[').trim_end_matches(']');
+            let loopback = host.eq_ignore_ascii_case("localhost")
+                || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
+            if loopback {
+                Ok(parsed)
+            } else {
+                Err(ClientError::InsecureUrl(url.to_string()))
+            }
+        }
+        _ => Err(ClientError::BadUrl(url.to_string())),
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct FileObject {
+    pub id: String,
+    #[serde(default)]
+    pub filename: Option<String>,
+    #[serde(default)]
+    pub purpose: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct RequestCounts {
+    #[serde(default)]
+    pub total: u64,
+    #[serde(default)]
+    pub completed: u64,
+    #[serde(default)]
+    pub failed: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct BatchObject {
+    pub id: String,
+    pub status: String,
+    #[serde(default)]
+    pub input_file_id: Option<String>,
+    #[serde(default)]
+    pub output_file_id: Option<String>,
+    #[serde(default)]
+    pub error_file_id: Option<String>,
+    #[serde(default)]
+    pub request_counts: Option<RequestCounts>,
+    #[serde(default)]
+    pub metadata: Option<Value>,
+    #[serde(default)]
+    pub errors: Option<Value>,
+    #[serde(default)]
+    pub expires_at: Option<i64>,
+}
+
+impl BatchObject {
+    pub fn is_terminal(&self) -> bool {
+        matches!(self.status.as_str(), "completed" | "failed" | "expired" | "cancelled")
+    }
+
+    /// The server's `errors`, accepted both as `{object, data:[…]}` (SDK types) and as a bare array (Groq's doc).
+    pub fn error_messages(&self) -> Vec<String> {
+        let list = match &self.errors {
+            Some(Value::Array(items)) => items.clone(),
+            Some(Value::Object(obj)) => obj.get("data").and_then(Value::as_array).cloned().unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        list.iter()
+            .map(|e| {
+                let field = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("");
+                let line = e.get("line").and_then(Value::as_u64).map(|l| format!(" (line {l})")).unwrap_or_default();
+                format!("{}: {}{line}", field("code"), field("message"))
+            })
+            .collect()
+    }
+
+    pub fn metadata_value(&self, key: &str) -> Option<&str> {
+        self.metadata.as_ref()?.get(key)?.as_str()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct RetryPolicy {
+    pub initial: Duration,
+    pub max_retries: usize,
+}
+
+/// An authenticated client for one base URL.
+pub struct Client {
+    http: reqwest::Client,
+    base: String,
+    key: ApiKey,
+    retry: RetryPolicy,
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client").field("base", &self.base).field("key", &self.key).finish()
+    }
+}
+
+enum Attempt<T> {
+    Done(T),
+    Retry { message: String, after: Option<Duration> },
+    Fail(ClientError),
+}
+
+impl Client {
+    pub fn new(api: &Api) -> Result<Client, ClientError> {
+        check_base_url(&api.base_url)?;
+        let key = ApiKey::from_env(&api.api_key_env)?;
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs_f64(api.request_timeout_secs))
+            .connect_timeout(Duration::from_secs(30))
+            .user_agent(concat!("saseval-gen/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| ClientError::Protocol {
+                what: "building the HTTP client".into(),
+                message: e.to_string(),
+            })?;
+        Ok(Client {
+            http,
+            base: api.base_url.trim_end_matches('/').to_string(),
+            key,
+            retry: RetryPolicy {
+                initial: Duration::from_secs_f64(api.retry_initial_secs),
+                max_retries: api.max_retries,
+            },
+        })
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}/{}", self.base, path.trim_start_matches('/'))
+    }
+
+    /// Sends the request built by `build` until it succeeds or a non-transient error occurs.
+    async fn send<T, F, B>(&self, what: &str, build: B, finish: F) -> Result<T, ClientError>
+    where
+        B: Fn() -> reqwest::RequestBuilder,
+        F: Finish<T>,
+    {
+        use backon::BackoffBuilder;
+        let mut delays = backon::ExponentialBuilder::default()
+            .with_min_delay(self.retry.initial)
+            .with_max_delay(self.retry.initial.max(Duration::from_secs(60)))
+            .with_max_times(self.retry.max_retries)
+            .with_jitter()
+            .build();
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            tracing::debug!(what, attempt = attempts, "HTTP request");
+            let outcome = match build().bearer_auth(&self.key.0).send().await {
+                Err(e) => Attempt::Retry {
+                    message: transport_message(&e),
+                    after: None,
+                },
+                Ok(response) => classify(what, response, &finish).await,
+            };
+            match outcome {
+                Attempt::Done(v) => return Ok(v),
+                Attempt::Fail(e) => return Err(e),
+                Attempt::Retry { message, after } => {
+                    let Some(backoff) = delays.next() else {
+                        return Err(ClientError::Transport {
+                            what: what.to_string(),
+                            message,
+                            attempts,
+                        });
+                    };
+                    let wait = after.unwrap_or(backoff);
+                    tracing::warn!(what, %message, wait_secs = wait.as_secs_f64(), "retrying");
+                    tokio::time::sleep(wait).await;
+                }
+            }
+        }
+    }
+
+    async fn json(&self, what: &str, build: impl Fn() -> reqwest::RequestBuilder) -> Result<Value, ClientError> {
+        self.send(what, build, JsonBody).await
+    }
+
+    pub async fn upload(&self, filename: &str, bytes: Vec<u8>) -> Result<FileObject, ClientError> {
+        let what = format!("uploading {filename}");
+        let v = self
+            .json(&what, || {
+                let part = reqwest::multipart::Part::bytes(bytes.clone())
+                    .file_name(filename.to_string())
+                    .mime_str("application/jsonl")
+                    .unwrap_or_else(|_| reqwest::multipart::Part::bytes(bytes.clone()).file_name(filename.to_string()));
+                let form = reqwest::multipart::Form::new().text("purpose", "batch").part("file", part);
+                self.http.post(self.url("files")).multipart(form)
+            })
+            .await?;
+        parse(&what, v)
+    }
+
+    pub async fn list_files(&self) -> Result<Vec<FileObject>, ClientError> {
+        let v = self.json("listing files", || self.http.get(self.url("files"))).await?;
+        let data = v.get("data").cloned().unwrap_or(Value::Array(Vec::new()));
+        parse("listing files", data)
+    }
+
+    pub async fn create_batch(&self, input_file_id: &str, window: &str, metadata: Value) -> Result<BatchObject, ClientError> {
+        let body = json!({
+            "input_file_id": input_file_id,
+            "endpoint": super::request_file::ENDPOINT,
+            "completion_window": window,
+            "metadata": metadata,
+        });
+        let v = self
+            .json("creating a batch", || self.http.post(self.url("batches")).json(&body))
+            .await?;
+        parse("creating a batch", v)
+    }
+
+    pub async fn get_batch(&self, id: &str) -> Result<BatchObject, ClientError> {
+        let what = format!("polling batch {id}");
+        let v = self.json(&what, || self.http.get(self.url(&format!("batches/{id}")))).await?;
+        parse(&what, v)
+    }
+
+    pub async fn cancel_batch(&self, id: &str) -> Result<BatchObject, ClientError> {
+        let what = format!("cancelling batch {id}");
+        let v = self
+            .json(&what, || self.http.post(self.url(&format!("batches/{id}/cancel"))))
+            .await?;
+        parse(&what, v)
+    }
+
+    /// Finds a batch whose metadata `key` equals `value`, paging through the list (Groq's
+    /// `paging.next_cursor` or OpenAI's `has_more`/`after`).
+    pub async fn find_batch(&self, key: &str, value: &str) -> Result<Option<BatchObject>, ClientError> {
+        let mut cursor: Option<(String, String)> = None;
+        for _page in 0..1000 {
+            let v = self
+                .json("listing batches", || {
+                    let mut req = self.http.get(self.url("batches")).query(&[("limit", "100")]);
+                    if let Some((param, c)) = &cursor {
+                        req = req.query(&[(param.as_str(), c.as_str())]);
+                    }
+                    req
+                })
+                .await?;
+            let batches: Vec<BatchObject> = parse("listing batches", v.get("data").cloned().unwrap_or(Value::Array(Vec::new())))?;
+            if let Some(found) = batches.iter().find(|b| b.metadata_value(key) == Some(value)) {
+                return Ok(Some(found.clone()));
+            }
+            let next_groq = v.pointer("/paging/next_cursor").and_then(Value::as_str).filter(|c| !c.is_empty());
+            let has_more = v.get("has_more").and_then(Value::as_bool).unwrap_or(false);
+            cursor = match (next_groq, has_more, batches.last()) {
+                (Some(c), _, _) => Some(("cursor".into(), c.to_string())),
+                (None, true, Some(last)) => Some(("after".into(), last.id.clone())),
+                _ => return Ok(None),
+            };
+        }
+        Ok(None)
+    }
+
+    /// Downloads a file's content to `dest` (atomically), retrying truncated transfers. The
+    /// content must be complete JSONL: a Content-Length mismatch or a last line that is not
+    /// valid JSON counts as a cut-short transfer and is retried, never passed on.
+    pub async fn download(&self, file_id: &str, dest: &Path) -> Result<u64, ClientError> {
+        let what = format!("downloading file {file_id}");
+        let bytes = self
+            .send(&what, || self.http.get(self.url(&format!("files/{file_id}/content"))), RawBody)
+            .await?;
+        crate::fsio::write_atomic(dest, &bytes).map_err(|source| ClientError::Io {
+            what: format!("saving {}", dest.display()),
+            source,
+        })?;
+        Ok(bytes.len() as u64)
+    }
+}
+
+fn transport_message(e: &reqwest::Error) -> String {
+    let mut msg = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        msg.push_str(": ");
+        msg.push_str(&s.to_string());
+        source = s.source();
+    }
+    msg
+}
+
+fn parse<T: serde::de::DeserializeOwned>(what: &str, v: Value) -> Result<T, ClientError> {
+    serde_json::from_value(v).map_err(|e| ClientError::Protocol {
+        what: what.to_string(),
+        message: e.to_string(),
+    })
+}
+
+/// Turns a successful response into a value; errors in the body count as transient.
+trait Finish<T> {
+    fn finish(&self, what: &str, bytes: Vec<u8>, declared_len: Option<u64>) -> Result<T, String>;
+}
+
+struct JsonBody;
+impl Finish<Value> for JsonBody {
+    fn finish(&self, _what: &str, bytes: Vec<u8>, _declared: Option<u64>) -> Result<Value, String> {
+        serde_json::from_slice(&bytes).map_err(|e| format!("reply is not JSON ({e})"))
+    }
+}
+
+struct RawBody;
+impl Finish<Vec<u8>> for RawBody {
+    fn finish(&self, _what: &str, bytes: Vec<u8>, declared: Option<u64>) -> Result<Vec<u8>, String> {
+        if let Some(len) = declared {
+            if len != bytes.len() as u64 {
+                return Err(format!("download cut short: {} of {len} bytes", bytes.len()));
+            }
+        }
+        let text = std::str::from_utf8(&bytes).map_err(|_| "download is not UTF-8".to_string())?;
+        if let Some(last) = text.lines().rev().find(|l| !l.trim().is_empty()) {
+            if serde_json::from_str::<serde::de::IgnoredAny>(last).is_err() {
+                return Err("download cut short: its last line is not complete JSON".into());
+            }
+        }
+        Ok(bytes)
+    }
+}
+
+async fn classify<T>(what: &str, response: reqwest::Response, finish: &impl Finish<T>) -> Attempt<T> {
+    let status = response.status();
+    let retry_after = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(|s| Duration::from_secs_f64(s.min(3600.0)));
+    let declared = response.content_length();
+    let body = match response.bytes().await {
+        Ok(b) => b.to_vec(),
+        Err(e) => {
+            return Attempt::Retry {
+                message: format!("reading the reply failed: {}", transport_message(&e)),
+                after: None,
+            }
+        }
+    };
+    if status.is_success() {
+        return match finish.finish(what, body, declared) {
+            Ok(v) => Attempt::Done(v),
+            Err(message) => Attempt::Retry { message, after: None },
+        };
+    }
+    let message = error_message(&body);
+    let code = status.as_u16();
+    if code == 429 {
+        Attempt::Retry {
+            message: format!("rate limited (429): {message}"),
+            after: retry_after,
+        }
+    } else if status.is_server_error() || code == 408 {
+        Attempt::Retry {
+            message: format!("server error {code}: {message}"),
+            after: retry_after,
+        }
+    } else {
+        Attempt::Fail(ClientError::Status {
+            what: what.to_string(),
+            status: code,
+            message: if code == 401 {
+                format!("{message} — check the key in the environment variable named by api.api_key_env")
+            } else {
+                message
+            },
+        })
+    }
+}
+
+/// The server's error message (`{"error":{"message":…}}`), else a short excerpt of the body.
+fn error_message(body: &[u8]) -> String {
+    serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|v| v.pointer("/error/message").and_then(Value::as_str).map(str::to_string))
+        .unwrap_or_else(|| String::from_utf8_lossy(&body[..body.len().min(300)]).into_owned())
+}

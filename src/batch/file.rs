@@ -1,0 +1,131 @@
+//! The `file` backend: writes the pending requests as batch input JSONL for another engine
+//! (vLLM `run-batch`, a cluster job, a provider's console) and ingests that engine's output JSONL
+//! given with `--import`, matching lines by custom_id to what was exported.
+
+use super::journal::{Journal, SubState, Submission};
+use super::remote::line_outcome;
+use super::{request_file, BatchError, Request, Runner};
+use std::collections::BTreeMap;
+use std::io::BufRead;
+
+pub struct FileJob<'r, 'a> {
+    runner: &'r mut Runner<'a>,
+    job: String,
+}
+
+impl<'r, 'a> FileJob<'r, 'a> {
+    pub fn new(runner: &'r mut Runner<'a>, job: &str) -> Self {
+        FileJob {
+            runner,
+            job: job.to_string(),
+        }
+    }
+
+    pub fn run(mut self, pending: &[&Request]) -> Result<(), BatchError> {
+        let mut journal = Journal::load(&self.runner.state.journal_dir(), &self.job)?;
+        let mut exported: BTreeMap<String, String> = BTreeMap::new();
+        for i in 0..journal.submissions.len() {
+            if journal.submissions[i].state != SubState::Exported {
+                continue;
+            }
+            let keys = self.keys(&journal.submissions[i])?;
+            for path in self.runner.options.imports.clone() {
+                self.import(&path, &keys)?;
+            }
+            if keys.iter().all(|(id, h)| self.runner.cache.get(id, h).is_some()) {
+                journal.submissions[i].state = SubState::Collected;
+                journal.save("collected")?;
+            } else {
+                exported.extend(keys);
+            }
+        }
+        let uncovered: Vec<&Request> = pending
+            .iter()
+            .copied()
+            .filter(|r| {
+                let hash = r.body_hash();
+                self.runner.cache.get(&r.custom_id, &hash).is_none() && exported.get(&r.custom_id) != Some(&hash)
+            })
+            .collect();
+        if !uncovered.is_empty() {
+            self.export(&mut journal, &uncovered)?;
+        }
+        let waiting: Vec<_> = journal.submissions.iter().filter(|s| s.state == SubState::Exported).collect();
+        if !waiting.is_empty() {
+            let dir = self.runner.state.export_dir();
+            self.runner.printer.note(format!(
+                "job {}: {} request(s) wait in {} file(s) under {} — run them with your engine, e.g.\n  python -m vllm.entrypoints.openai.run_batch -i {}/<file> -o results.jsonl --model <model>\nthen re-run this command with --import results.jsonl",
+                self.job,
+                waiting.iter().map(|s| s.requests).sum::<usize>(),
+                waiting.len(),
+                dir.display(),
+                dir.display()
+            ));
+        }
+        Ok(())
+    }
+
+    fn keys(&self, sub: &Submission) -> Result<BTreeMap<String, String>, BatchError> {
+        request_file::read_keys(&self.runner.state.root.join(&sub.input))
+            .map_err(|e| BatchError::Runtime(format!("cannot read the exported request file of job {}: {e}", self.job)))
+    }
+
+    fn import(&mut self, path: &std::path::Path, keys: &BTreeMap<String, String>) -> Result<(), BatchError> {
+        let file = std::fs::File::open(path)
+            .map_err(|e| BatchError::Usage(format!("--import {}: {e}", path.display())))?;
+        let mut outcomes = Vec::new();
+        for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
+            let line = line.map_err(|e| BatchError::Usage(format!("--import {}: {e}", path.display())))?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let v: serde_json::Value = serde_json::from_str(&line).map_err(|e| {
+                BatchError::Usage(format!(
+                    "--import {} line {}: not a batch output line ({e}); expected the OpenAI batch output format",
+                    path.display(),
+                    n + 1
+                ))
+            })?;
+            let Some(id) = v.get("custom_id").and_then(serde_json::Value::as_str) else {
+                continue;
+            };
+            if let (Some(hash), Some(outcome)) = (keys.get(id), line_outcome(&v)) {
+                outcomes.push((id.to_string(), hash.clone(), outcome));
+            }
+        }
+        let source = format!("import:{}", path.display());
+        let added = self
+            .runner
+            .cache
+            .put_all(outcomes.iter().map(|(id, h, o)| (id.as_str(), h.as_str(), o.clone())), &source)?;
+        if added > 0 {
+            self.runner.printer.note(format!("job {}: imported {added} result(s) from {}", self.job, path.display()));
+        }
+        Ok(())
+    }
+
+    fn export(&self, journal: &mut Journal, requests: &[&Request]) -> Result<(), BatchError> {
+        let mut by_model: BTreeMap<&str, Vec<&Request>> = BTreeMap::new();
+        for r in requests {
+            by_model.entry(r.model()).or_default().push(r);
+        }
+        for (model, reqs) in by_model {
+            let text: String = reqs.iter().map(|r| request_file::line(r)).collect();
+            let seq = journal.next_seq();
+            let fingerprint = super::remote::fingerprint(&self.job, seq, model, &text);
+            let name = format!("{}-{seq:03}-{fingerprint}.jsonl", self.job);
+            let input = format!("requests/{name}");
+            let write = |path: std::path::PathBuf| {
+                crate::fsio::write_atomic(&path, text.as_bytes())
+                    .map_err(|e| BatchError::Runtime(format!("cannot write {}: {e}", path.display())))
+            };
+            write(self.runner.state.root.join(&input))?;
+            std::fs::create_dir_all(self.runner.state.export_dir())
+                .map_err(|e| BatchError::Runtime(format!("cannot create {}: {e}", self.runner.state.export_dir().display())))?;
+            write(self.runner.state.export_dir().join(&name))?;
+            journal.submissions.push(Submission::new(seq, fingerprint, model, reqs.len(), text.len() as u64, input, SubState::Exported));
+            journal.save("exported")?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,305 @@
+//! The batch runner: runs a set of chat-completion requests through one backend (the HTTP Batch
+//! API, the in-process local model, or export/import files for another engine) and returns one
+//! outcome per request. Every outcome is written to the response cache before anything else
+//! happens, and every remote side effect is journaled, so a re-run never pays twice.
+
+pub mod cache;
+pub mod client;
+pub mod file;
+pub mod journal;
+#[cfg(feature = "local")]
+pub mod local;
+mod local_job;
+pub mod remote;
+pub mod request_file;
+
+use crate::config::{Config, Provider};
+use crate::ui::Printer;
+use cache::Cache;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// One chat-completion request: a stable custom_id and the OpenAI request body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    pub custom_id: String,
+    pub body: Value,
+}
+
+impl Request {
+    /// SHA-256 of the body's JSON bytes: the cache key together with the custom_id.
+    pub fn body_hash(&self) -> String {
+        hex(&Sha256::digest(self.body.to_string().as_bytes()))
+    }
+
+    pub fn model(&self) -> &str {
+        self.body.get("model").and_then(Value::as_str).unwrap_or("")
+    }
+}
+
+/// The final result of one request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The response body (an OpenAI `chat.completion` object).
+    Ok(Value),
+    /// The server or model could not serve it, for good (e.g. a 400 from JSON mode).
+    Failed(Failure),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Failure {
+    pub code: String,
+    pub status: Option<u16>,
+    pub message: String,
+}
+
+/// What a job produced: outcomes for every request that has one; the rest are still running
+/// (`--no-wait`) or waiting for an import (`file` backend).
+#[derive(Debug, Default)]
+pub struct JobResult {
+    pub outcomes: BTreeMap<String, Outcome>,
+    pub waiting: usize,
+}
+
+impl JobResult {
+    pub fn is_complete(&self) -> bool {
+        self.waiting == 0
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BatchError {
+    #[error("{0}")]
+    Usage(String),
+    #[error("{0}")]
+    Runtime(String),
+    #[error("interrupted: batches already submitted keep running on the server; re-run the same command to continue waiting (nothing is submitted twice)")]
+    Interrupted,
+    #[error(transparent)]
+    Cache(#[from] cache::CacheError),
+    #[error(transparent)]
+    Journal(#[from] journal::JournalError),
+    #[error(transparent)]
+    Client(#[from] client::ClientError),
+}
+
+impl BatchError {
+    /// Usage and configuration problems exit 2; everything else 1.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            BatchError::Usage(_) => 2,
+            BatchError::Client(e) if e.is_usage() => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// Limits checked before anything is submitted.
+#[derive(Debug, Clone)]
+pub struct CostGuard {
+    pub max_cost_usd: f64,
+    /// The config key a user changes to raise the limit, named in the refusal.
+    pub cost_key: &'static str,
+}
+
+/// Options that come from the command line rather than the config.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    pub no_wait: bool,
+    pub imports: Vec<PathBuf>,
+    pub retry_failed: bool,
+}
+
+/// Paths of everything the runner keeps under `<out>/state`.
+#[derive(Debug, Clone)]
+pub struct StateDir {
+    pub root: PathBuf,
+    out: PathBuf,
+}
+
+impl StateDir {
+    pub fn new(out_dir: &Path) -> StateDir {
+        StateDir {
+            root: out_dir.join("state"),
+            out: out_dir.to_path_buf(),
+        }
+    }
+    pub fn cache(&self) -> PathBuf {
+        self.root.join("cache.jsonl")
+    }
+    pub fn journal_dir(&self) -> PathBuf {
+        self.root.join("journal")
+    }
+    pub fn requests_dir(&self) -> PathBuf {
+        self.root.join("requests")
+    }
+    pub fn downloads_dir(&self) -> PathBuf {
+        self.root.join("downloads")
+    }
+    /// Request files for another engine (`file` backend), where users look for them.
+    pub fn export_dir(&self) -> PathBuf {
+        self.out.join("export")
+    }
+    pub fn create_all(&self) -> std::io::Result<()> {
+        for dir in [self.journal_dir(), self.requests_dir(), self.downloads_dir()] {
+            std::fs::create_dir_all(dir)?;
+        }
+        Ok(())
+    }
+}
+
+/// Token use and request counts a job spent (read back from cached responses).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    pub requests: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+impl Usage {
+    pub fn add_response(&mut self, body: &Value) {
+        self.requests += 1;
+        let usage = body.get("usage");
+        let field = |k: &str| usage.and_then(|u| u.get(k)).and_then(Value::as_u64).unwrap_or(0);
+        self.prompt_tokens += field("prompt_tokens");
+        self.completion_tokens += field("completion_tokens");
+    }
+}
+
+/// Runs jobs for one out dir. Holds the response cache open for the whole command.
+pub struct Runner<'a> {
+    pub config: &'a Config,
+    pub state: StateDir,
+    pub cache: Cache,
+    pub options: RunOptions,
+    pub printer: &'a Printer,
+}
+
+impl<'a> Runner<'a> {
+    pub fn open(config: &'a Config, out_dir: &Path, options: RunOptions, printer: &'a Printer) -> Result<Runner<'a>, BatchError> {
+        let state = StateDir::new(out_dir);
+        state
+            .create_all()
+            .map_err(|e| BatchError::Runtime(format!("cannot create {}: {e}", state.root.display())))?;
+        let cache = Cache::open(&state.cache())?;
+        Ok(Runner {
+            config,
+            state,
+            cache,
+            options,
+            printer,
+        })
+    }
+
+    /// Runs `requests` as job `job` (a file-name-safe name such as `author-r0`). Requests whose
+    /// outcome is cached are not sent again; only the rest go to the configured backend.
+    pub async fn run(&mut self, job: &str, requests: &[Request], guard: &CostGuard) -> Result<JobResult, BatchError> {
+        let pending: Vec<&Request> = requests
+            .iter()
+            .filter(|r| self.cache.get(&r.custom_id, &r.body_hash()).is_none())
+            .collect();
+        if !pending.is_empty() {
+            tracing::debug!(job, pending = pending.len(), "requests without a cached outcome");
+            match self.config.api.provider {
+                Provider::Groq | Provider::Openai => {
+                    remote::RemoteJob::new(self, job, guard).run(&pending).await?;
+                }
+                Provider::File => file::FileJob::new(self, job).run(&pending)?,
+                Provider::Local => local_job::run(self, job, &pending).await?,
+            }
+        }
+        let mut result = JobResult::default();
+        for r in requests {
+            match self.cache.get(&r.custom_id, &r.body_hash()) {
+                Some(outcome) => {
+                    result.outcomes.insert(r.custom_id.clone(), outcome.clone());
+                }
+                None => result.waiting += 1,
+            }
+        }
+        Ok(result)
+    }
+}
+
+/// Checks the job-size and cost limits for the requests about to be submitted.
+pub fn check_guard(config: &Config, pending: &[&Request], guard: &CostGuard) -> Result<(), BatchError> {
+    let limit = config.api.max_requests_per_job;
+    if pending.len() > limit {
+        return Err(BatchError::Usage(format!(
+            "refusing to submit {} requests: more than api.max_requests_per_job = {limit}; raise api.max_requests_per_job if this is intended",
+            pending.len()
+        )));
+    }
+    let cost = estimate_cost(config, pending.iter().copied());
+    if cost.usd > guard.max_cost_usd {
+        return Err(BatchError::Usage(format!(
+            "refusing to submit {} requests: the estimated worst-case cost ${:.2} (≈{} input tokens, ≤{} output tokens) is ${:.2} over {} = ${:.2}; raise {} if this is intended",
+            pending.len(),
+            cost.usd,
+            cost.input_tokens,
+            cost.output_tokens,
+            cost.usd - guard.max_cost_usd,
+            guard.cost_key,
+            guard.max_cost_usd,
+            guard.cost_key
+        )));
+    }
+    Ok(())
+}
+
+/// A cost estimate: input tokens ≈ characters / 4, output tokens at most `max_tokens`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CostEstimate {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub usd: f64,
+    /// False when some model has no price in `[prices]` (its cost counts as 0).
+    pub priced: bool,
+}
+
+pub fn estimate_cost<'r>(config: &Config, requests: impl IntoIterator<Item = &'r Request>) -> CostEstimate {
+    let mut estimate = CostEstimate {
+        priced: true,
+        ..CostEstimate::default()
+    };
+    let discount = match config.api.provider {
+        Provider::Groq | Provider::Openai => config.api.batch_discount,
+        Provider::Local | Provider::File => 1.0,
+    };
+    for r in requests {
+        let input = r
+            .body
+            .get("messages")
+            .and_then(Value::as_array)
+            .map(|m| {
+                m.iter()
+                    .filter_map(|msg| msg.get("content").and_then(Value::as_str))
+                    .map(|c| c.chars().count() as u64 / 4 + 4)
+                    .sum::<u64>()
+            })
+            .unwrap_or(0);
+        let output = r.body.get("max_tokens").and_then(Value::as_u64).unwrap_or(0);
+        estimate.input_tokens += input;
+        estimate.output_tokens += output;
+        match (config.api.provider, config.prices.get(r.model())) {
+            (Provider::Local | Provider::File, _) => {}
+            (_, Some(price)) => {
+                estimate.usd += (input as f64 * price.input_per_mtok + output as f64 * price.output_per_mtok) / 1e6 * (1.0 - discount);
+            }
+            (_, None) => estimate.priced = false,
+        }
+    }
+    estimate
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}

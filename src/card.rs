@@ -1,0 +1,1136 @@
+//! The release's dataset card (`README.md`, shaped like the v1 card) and its Croissant 1.1
+//! metadata (`croissant.json`). Both only print what `ReleaseInfo` and the records measured: no
+//! number in them is typed by hand.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde_json::{json, Value};
+
+use crate::record::Category;
+use crate::release::{json_number, FlagCounts, ReleaseInfo, ReleaseRecord, RowSource};
+
+const TAGS: [&str; 6] = [
+    "context-governance",
+    "prompt-compression",
+    "benchmark",
+    "enterprise",
+    "saseval",
+    "llm-evaluation",
+];
+const LICENSE_NAME: &str = "cosavu-eval";
+const PAPER: &str = "SASEval: A Strategic-Alignment-Score Benchmark for Context Infrastructure";
+const CITATION: &str = "@techreport{saseval2026,
+  title  = {SASEval: A Strategic-Alignment-Score Benchmark for Context Infrastructure},
+  author = {Abimalla, Thishyaketh and Teja, Arun and Komal, Satya},
+  institution = {Cosavu Inc., ContextAPI Research Division},
+  year   = {2026}
+}";
+const GRADING: &str = r#"import re
+def norm(t): return re.sub(r"[^a-z0-9 ]", " ", t.lower())
+def graded(answer, golds):
+    n = norm(answer)
+    return int(any(norm(g) in n for g in golds))   # 1 if any gold is a substring"#;
+/// v1's dataset hash as its card's header states it (its changelog abbreviates another value).
+const V1_SHA256: &str = "ad7a6b932b8d59dc46483e6e7c53c17253e0b376e9796b4ade5d8ff2cab7460d";
+/// A gold longer than this many words is counted as lenient (the v1 card's measure).
+const LONG_GOLD_WORDS: usize = 4;
+
+/// The v1 card's one-line character of each category.
+fn character(category: Category) -> &'static str {
+    match category {
+        Category::SimpleFactual => "Short enterprise/technical Q&A, low compressibility",
+        Category::BloatedFactual => {
+            "A simple question wrapped in corporate-email filler/politeness"
+        }
+        Category::Reasoning => {
+            "Multi-step quantitative business problems (SLA math, unit economics, capacity)"
+        }
+        Category::BloatedReasoning => "Same, wrapped in verbose filler",
+        Category::TechnicalCode => "Code review, debugging, API/config; short-token answers",
+        Category::LongDocumentQa => {
+            "250–450-word enterprise doc (policy/postmortem/SOW/RFC/SLA) + question"
+        }
+        Category::MultiDocumentQa => "4–6 labeled snippets with distractors + question",
+        Category::Conversational => {
+            "2–4 turn support dialog ending on an implicit-context question"
+        }
+        Category::MemoryRecall => "Stored profile/account/config facts + retrieval question",
+        Category::MemoryUpdate => "Stale fact → correction → question requiring the latest value",
+    }
+}
+
+/// Hugging Face `size_categories` bucket for `n` records.
+pub fn size_category(n: usize) -> &'static str {
+    const BUCKETS: [(u64, &str); 10] = [
+        (1_000, "n<1K"),
+        (10_000, "1K<n<10K"),
+        (100_000, "10K<n<100K"),
+        (1_000_000, "100K<n<1M"),
+        (10_000_000, "1M<n<10M"),
+        (100_000_000, "10M<n<100M"),
+        (1_000_000_000, "100M<n<1B"),
+        (10_000_000_000, "1B<n<10B"),
+        (100_000_000_000, "10B<n<100B"),
+        (1_000_000_000_000, "100B<n<1T"),
+    ];
+    let n = n as u64;
+    BUCKETS
+        .iter()
+        .find(|(limit, _)| n < *limit)
+        .map_or("n>1T", |(_, name)| name)
+}
+
+/// `README.md`: YAML front matter for the Hugging Face hub, then the card. `records` are the
+/// release's records in file order (the first is shown as the example; flags are counted).
+pub fn render_card(
+    info: &ReleaseInfo,
+    jsonl_name: &str,
+    sha256: &str,
+    bytes: u64,
+    records: &[ReleaseRecord],
+) -> String {
+    let mut card = String::new();
+    front_matter(&mut card, info, jsonl_name);
+    header(&mut card, info, jsonl_name, sha256, bytes);
+    composition(&mut card, info);
+    schema(&mut card);
+    target_actions(&mut card, info);
+    example(&mut card, records);
+    how_built(&mut card, info, records);
+    intended_use(&mut card);
+    limitations(&mut card, info, records);
+    closing(&mut card, info, sha256, records);
+    card
+}
+
+fn front_matter(card: &mut String, info: &ReleaseInfo, jsonl_name: &str) {
+    card.push_str("---\n");
+    let _ = writeln!(card, "license: other\nlicense_name: {LICENSE_NAME}");
+    card.push_str("task_categories:\n  - text-generation\n  - question-answering\n");
+    card.push_str("language:\n  - en\n");
+    card.push_str("tags:\n");
+    for tag in TAGS {
+        let _ = writeln!(card, "  - {tag}");
+    }
+    let _ = writeln!(card, "pretty_name: {}", yaml_scalar(&pretty_name(info)));
+    let _ = writeln!(
+        card,
+        "size_categories:\n  - {}",
+        size_category(info.total())
+    );
+    let _ = writeln!(
+        card,
+        "configs:\n  - config_name: default\n    data_files: {}",
+        yaml_scalar(jsonl_name)
+    );
+    card.push_str("---\n\n");
+}
+
+fn pretty_name(info: &ReleaseInfo) -> String {
+    format!("SASEval {} — Public Prompt Set", info.version)
+}
+
+/// A YAML scalar: plain when it cannot be misread, else double-quoted (JSON escaping is valid
+/// YAML double-quoted syntax).
+fn yaml_scalar(text: &str) -> String {
+    let plain = text
+        .chars()
+        .all(|c| c.is_alphanumeric() || matches!(c, ' ' | '.' | '_' | '-' | '—'))
+        && text.chars().next().is_some_and(char::is_alphanumeric)
+        && !text.ends_with(' ');
+    if plain {
+        text.to_string()
+    } else {
+        Value::String(text.to_string()).to_string()
+    }
+}
+
+fn header(card: &mut String, info: &ReleaseInfo, jsonl_name: &str, sha256: &str, bytes: u64) {
+    let total = info.total();
+    let _ = writeln!(card, "# {} (Dataset Card)\n", pretty_name(info));
+    let _ = writeln!(
+        card,
+        "**{} enterprise-grade prompts with substring-checkable answer keys, for benchmarking\n\
+         *context governors* under the Strategic Alignment Score (SAS) protocol.**\n",
+        group(total)
+    );
+    let _ = writeln!(
+        card,
+        "- **File:** `{jsonl_name}` ({} lines, JSON Lines, UTF-8, {} bytes)",
+        group(total),
+        group_u64(bytes)
+    );
+    let _ = writeln!(card, "- **SHA-256:** `{sha256}`");
+    let _ = writeln!(
+        card,
+        "- **Version:** {} · **Built:** {} with saseval-gen {} (seed {}, config fingerprint `{}`)",
+        info.version, info.date, info.tool_version, info.seed, info.config_fingerprint
+    );
+    let _ = writeln!(card, "- **Protocol:** *{PAPER}*\n\n---\n");
+    card.push_str(
+        "## What this dataset is (and is not)\n\n\
+         SASEval evaluates a **context governor** — the layer that sits between an application and a\n\
+         downstream LLM and decides *which context, memory, and generation policy* reach the model\n\
+         under a token/latency budget. This dataset is the **test-suite input** for that protocol: the\n\
+         prompts a governor must optimize and the gold answers used to grade whether the optimized\n\
+         prompt still yields a correct downstream answer.\n\n\
+         - ✅ **It is** a stress set of enterprise prompts spanning compression, long-context,\n  \
+         multi-doc, conversational, and memory workloads, each with short gold answers.\n\
+         - ❌ **It is not** a model-capability benchmark (like MMLU/HotpotQA). Scores depend on the\n  \
+         *governor* under test and the grading panel you pair with it — not on this data alone.\n\n",
+    );
+}
+
+fn composition(card: &mut String, info: &ReleaseInfo) {
+    card.push_str("## Composition\n\n");
+    let counts: Vec<usize> = Category::ALL
+        .iter()
+        .map(|c| count(&info.counts, *c))
+        .collect();
+    let uniform = counts.iter().all(|n| *n == info.per_category);
+    if uniform {
+        let _ = writeln!(
+            card,
+            "Exactly **{} prompts per category**, 10 categories (uniform, `N = {}`):\n",
+            group(info.per_category),
+            group(info.total())
+        );
+    } else {
+        let _ = writeln!(
+            card,
+            "Target **{} prompts per category**; this release is **short** (`N = {}`, see\n\
+             [Limitations](#limitations--known-issues)):\n",
+            group(info.per_category),
+            group(info.total())
+        );
+    }
+    card.push_str("| Category | N | Character |\n|---|---|---|\n");
+    for (category, n) in Category::ALL.into_iter().zip(counts) {
+        let _ = writeln!(
+            card,
+            "| `{category}` | {} | {} |",
+            group(n),
+            character(category)
+        );
+    }
+    card.push_str("\nEnterprise domains per category (records in this release):\n\n");
+    card.push_str("| Category | Domains |\n|---|---|\n");
+    for category in Category::ALL {
+        let domains = info
+            .domain_counts
+            .get(&category)
+            .filter(|domains| !domains.is_empty())
+            .map_or_else(
+                || "—".to_string(),
+                |domains| {
+                    domains
+                        .iter()
+                        .map(|(domain, n)| format!("{} ({n})", table_cell(domain)))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                },
+            );
+        let _ = writeln!(card, "| `{category}` | {domains} |");
+    }
+    card.push('\n');
+}
+
+fn schema(card: &mut String) {
+    card.push_str(
+        "## Schema (per JSON line)\n\n\
+         | Field | Type | Description |\n\
+         |---|---|---|\n\
+         | `id` | string | Stable id, unique in the file |\n\
+         | `category` | string | One of the 10 categories above |\n\
+         | `prompt` | string | The user prompt fed to the governor (may embed a document/dialog/memory block) |\n\
+         | `golds` | string[] | Acceptable short answers; grading is **case-insensitive substring match** against any entry |\n\
+         | `target_action` | float[5] | Category-conditioned SAS solvency target `[c, T, p, d, L/2048]` |\n\
+         | `T` | float | Canonical grader temperature for the category (= `target_action[1]`) |\n\
+         | `top_p` | float | Canonical nucleus-sampling top-p (= `target_action[2]`) |\n\
+         | `mode` | string | `DEEP` (reasoning, `d = 1`) or `STRICT` (direct, `d = 0`) |\n\
+         | `max_new` | int | Canonical max answer tokens for the category (= `L`) |\n\
+         | `durable` | string[] | *(memory categories, always present)* facts a correct governor must retain |\n\
+         | `stale` | string[] | *(memory categories, always present, may be `[]`)* outdated facts a correct governor should drop |\n\
+         | `_gold_repaired` | bool | *(present when true)* numeric key was replaced by the verification pass |\n\
+         | `_needs_review` | bool | *(present when true)* item flagged as likely ill-posed — filter before use |\n\n\
+         No other fields: provenance is in `manifest.json`.\n\n",
+    );
+}
+
+fn target_actions(card: &mut String, info: &ReleaseInfo) {
+    card.push_str(
+        "## Target actions\n\n\
+         One row per category; `T`, `top_p`, `mode` and `max_new` of every record are read off it.\n\
+         Rows marked *v1 card* are the values the v1 card publishes (Appendix B of the SASEval paper);\n\
+         v1 does not publish the others, so they are this release's choice.\n\n\
+         | Category | c | T | p | d | L | mode | Source |\n|---|---|---|---|---|---|---|---|\n",
+    );
+    for category in Category::ALL {
+        let source = match RowSource::of(category) {
+            RowSource::V1Card => "v1 card",
+            RowSource::Project => "saseval-gen choice",
+        };
+        match info.target_rows.get(&category) {
+            Some(row) => {
+                let _ = writeln!(
+                    card,
+                    "| `{category}` | {} | {} | {} | {} | {} | {} | {source} |",
+                    number(row.c),
+                    number(row.t),
+                    number(row.p),
+                    row.d,
+                    row.l,
+                    row.mode()
+                );
+            }
+            None => {
+                let _ = writeln!(card, "| `{category}` | — | — | — | — | — | — | not set |");
+            }
+        }
+    }
+    card.push('\n');
+}
+
+fn example(card: &mut String, records: &[ReleaseRecord]) {
+    card.push_str("### Example record\n\n");
+    match records.first() {
+        Some(record) => {
+            let _ = writeln!(card, "```json\n{}\n```\n", record.to_line());
+        }
+        None => card.push_str("The release holds no records.\n\n"),
+    }
+}
+
+fn how_built(card: &mut String, info: &ReleaseInfo, records: &[ReleaseRecord]) {
+    card.push_str("## How it was built\n\n");
+    let authored: usize = info.authored.values().sum();
+    let rejected: usize = info.rejects.values().sum();
+    let _ = writeln!(
+        card,
+        "1. **Authoring:** `{}` (provider `{}`) wrote the prompts **and** gold answers, category by\n   \
+         category with enterprise domain rotation (seed {}). {} valid candidates were authored ({});\n   \
+         {} replies or items were rejected by validation{}.",
+        info.author_model,
+        info.provider,
+        info.seed,
+        group(authored),
+        per_category_list(&info.authored),
+        group(rejected),
+        reasons_suffix(&info.rejects),
+    );
+    let repair = &info.repair;
+    let verifiers = model_list(&info.verifier_models);
+    let _ = writeln!(
+        card,
+        "2. **Numeric verification:** {} `reasoning` / `bloated_reasoning` candidates were re-solved\n   \
+         independently by {verifiers} at `T=0` and compared numerically with the authored key:\n   \
+         {} agreed, **{} of {} numeric keys were repaired**{}, and {} were flagged `_needs_review`.",
+        group(repair.checked),
+        group(repair.agreed),
+        group(repair.repaired),
+        group(repair.checked),
+        percent_suffix(repair.repaired, repair.checked),
+        group(repair.flagged),
+    );
+    for (category, counts) in &repair.by_category {
+        let _ = writeln!(
+            card,
+            "   - `{category}`: {} checked, {} agreed, {} repaired, {} flagged",
+            counts.checked, counts.agreed, counts.repaired, counts.flagged
+        );
+    }
+    let dedup = &info.dedup;
+    let flagged = if info.keep_flagged {
+        "flagged items were kept and carry `_needs_review`".to_string()
+    } else {
+        format!(
+            "{} flagged items were left out",
+            group(dedup.flagged_left_out)
+        )
+    };
+    let _ = writeln!(
+        card,
+        "3. **Assembly:** {} exact duplicates (same prompt after grading normalisation), {} near\n   \
+         duplicates and {} copies of prompts in an earlier release were dropped; {flagged}; each category\n   \
+         was trimmed to at most {} records (seeded, domain-balanced) and its target row attached.",
+        group(dedup.exact),
+        group(dedup.near),
+        group(dedup.against_reference),
+        group(info.per_category),
+    );
+    let flags = FlagCounts::of(records);
+    let _ = writeln!(
+        card,
+        "\nIn this release, {} records carry `_gold_repaired` and {} carry `_needs_review`.\n",
+        group(flags.gold_repaired),
+        group(flags.needs_review)
+    );
+    card.push_str("Batch usage:\n\n| Stage | Requests | Prompt tokens | Completion tokens |\n|---|---|---|---|\n");
+    let mut totals = (0u64, 0u64, 0u64);
+    for (stage, usage) in &info.usage {
+        let _ = writeln!(
+            card,
+            "| {} | {} | {} | {} |",
+            table_cell(stage),
+            group_u64(usage.requests),
+            group_u64(usage.prompt_tokens),
+            group_u64(usage.completion_tokens)
+        );
+        totals.0 += usage.requests;
+        totals.1 += usage.prompt_tokens;
+        totals.2 += usage.completion_tokens;
+    }
+    let _ = writeln!(
+        card,
+        "| **total** | {} | {} | {} |\n",
+        group_u64(totals.0),
+        group_u64(totals.1),
+        group_u64(totals.2)
+    );
+    let _ = writeln!(
+        card,
+        "Reproduction: `saseval-gen run` with the pipeline config of fingerprint\n\
+         `{}` (saseval-gen {}); `manifest.json` holds every number above.\n",
+        info.config_fingerprint, info.tool_version
+    );
+}
+
+fn intended_use(card: &mut String) {
+    card.push_str(
+        "## Intended use\n\n\
+         - **Primary:** run the SASEval protocol — send each `prompt` to a context governor, forward the\n  \
+         optimized prompt to a frozen 3-model LLM panel, grade panel answers against `golds` by substring\n  \
+         match, and compute per-prompt SAS = `700·Q + 200·C·ρ + 100·s`.\n\
+         - **Also useful for:** prompt-compression evaluation, long-context/multi-doc retention tests, and\n  \
+         memory-freshness diagnostics (`durable`/`stale`).\n\n",
+    );
+}
+
+fn limitations(card: &mut String, info: &ReleaseInfo, records: &[ReleaseRecord]) {
+    card.push_str("## Limitations & known issues\n\n");
+    let _ = writeln!(
+        card,
+        "- **LLM-authored keys.** Every prompt and gold was written by `{}`. Only the numeric keys\n  \
+         (`reasoning`, `bloated_reasoning`) were re-solved by a second model; other golds were checked\n  \
+         by rules (e.g. a document item's gold must occur in its document), not re-solved.",
+        info.author_model
+    );
+    let flags = FlagCounts::of(records);
+    if info.keep_flagged {
+        let _ = writeln!(
+            card,
+            "- **`_needs_review` ({} items).** Kept on request; **filter these out** for strict use.",
+            group(flags.needs_review)
+        );
+    } else {
+        let _ = writeln!(
+            card,
+            "- **`_needs_review`.** {} flagged items were left out; {} records in this release carry the flag.",
+            group(info.dedup.flagged_left_out),
+            group(flags.needs_review)
+        );
+    }
+    let golds: usize = records.iter().map(|r| r.golds.len()).sum();
+    let long_golds = records
+        .iter()
+        .flat_map(|r| &r.golds)
+        .filter(|gold| gold.split_whitespace().count() > LONG_GOLD_WORDS)
+        .count();
+    let _ = writeln!(
+        card,
+        "- **Substring grading is lenient.** A mention of any gold counts as correct; {} of {} gold\n  \
+         strings exceed {LONG_GOLD_WORDS} words.",
+        group(long_golds),
+        group(golds)
+    );
+    if !info.shortfall.is_empty() {
+        card.push_str("- **Short release.** Categories below target, with why their candidates were dropped:\n");
+        for short in &info.shortfall {
+            let _ = writeln!(
+                card,
+                "  - `{}`: {} of {}{}",
+                short.category,
+                group(short.have),
+                group(short.want),
+                reasons_suffix(&short.reasons)
+            );
+        }
+    }
+    let _ = writeln!(
+        card,
+        "- **English only; synthetic.** Scenarios are model-written from the prompt templates; they\n  \
+         describe fictional enterprises.\n"
+    );
+    let verifiers = model_list(&info.verifier_models);
+    let memory = records.iter().filter(|r| r.category.is_memory()).count();
+    let memory_complete = records
+        .iter()
+        .filter(|r| r.category.is_memory() && r.durable.is_some() && r.stale.is_some())
+        .count();
+    card.push_str("### What this release changes from v1\n\n");
+    let _ = writeln!(
+        card,
+        "- v1's verification replaced 71 of its 200 authored numeric keys; here every numeric\n  \
+         candidate was re-solved by {verifiers} and compared by value (units, separators, fractions\n  \
+         and percent parsed; relative tolerance), and {} of {} keys were replaced.",
+        group(info.repair.repaired),
+        group(info.repair.checked)
+    );
+    let _ = writeln!(
+        card,
+        "- v1 shipped 14 `_needs_review` items in the main file; here {}.",
+        if info.keep_flagged {
+            format!(
+                "flagged items were kept on request ({} in this release)",
+                group(flags.needs_review)
+            )
+        } else {
+            format!(
+                "{} flagged items were left out",
+                group(info.dedup.flagged_left_out)
+            )
+        }
+    );
+    let _ = writeln!(
+        card,
+        "- v1 gave 24 of 200 memory records `durable` only; here {} of {} memory records carry both\n  \
+         `durable` and `stale`.",
+        group(memory_complete),
+        group(memory)
+    );
+    let _ = writeln!(
+        card,
+        "- v1 de-duplicated by exact prompt; here exact ({}), near-duplicate ({}) and earlier-release\n  \
+         ({}) duplicates were dropped.",
+        group(info.dedup.exact),
+        group(info.dedup.near),
+        group(info.dedup.against_reference)
+    );
+    card.push_str(
+        "- v1's card numbers were written by hand; every number in this card is measured and repeated\n  \
+         in `manifest.json`, and `SHA256SUMS` covers every release file.\n\n",
+    );
+}
+
+fn closing(card: &mut String, info: &ReleaseInfo, sha256: &str, records: &[ReleaseRecord]) {
+    let _ = writeln!(
+        card,
+        "## Grading normalization (reference)\n\n```python\n{GRADING}\n```\n"
+    );
+    let _ = writeln!(
+        card,
+        "## Licensing\n\n\
+         Released for benchmark evaluation. Confirm the intended distribution license before public\n\
+         release (the frontmatter marks it `other`/`{LICENSE_NAME}` as a placeholder).\n"
+    );
+    let _ = writeln!(card, "## Citation\n\n```bibtex\n{CITATION}\n```\n");
+    let flags = FlagCounts::of(records);
+    let _ = writeln!(
+        card,
+        "## Changelog\n\n\
+         - **{} ({}):** {}-prompt release built by saseval-gen {}; {} records carry `_gold_repaired`;\n  \
+         {} records flagged `_needs_review`. Dataset SHA-256 `{sha256}`.\n\
+         - **v1 (2026-07-09):** initial 1,000-prompt release; 71 numeric keys repaired; 14 items flagged\n  \
+         `_needs_review`. Dataset SHA-256 `{V1_SHA256}` (as its card's header states).",
+        info.version,
+        info.date,
+        group(info.total()),
+        info.tool_version,
+        group(flags.gold_repaired),
+        group(flags.needs_review),
+    );
+}
+
+/// Text inside a Markdown table cell: a `|` would end the cell.
+fn table_cell(text: &str) -> String {
+    text.replace('|', "\\|")
+}
+
+fn model_list(models: &[String]) -> String {
+    if models.is_empty() {
+        return "no verifier model".to_string();
+    }
+    models
+        .iter()
+        .map(|model| format!("`{model}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn count(counts: &BTreeMap<Category, usize>, category: Category) -> usize {
+    counts.get(&category).copied().unwrap_or(0)
+}
+
+fn per_category_list(counts: &BTreeMap<Category, usize>) -> String {
+    if counts.is_empty() {
+        return "none per category recorded".to_string();
+    }
+    counts
+        .iter()
+        .map(|(category, n)| format!("`{category}` {}", group(*n)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn reasons_suffix(reasons: &BTreeMap<String, usize>) -> String {
+    if reasons.is_empty() {
+        return String::new();
+    }
+    let list = reasons
+        .iter()
+        .map(|(reason, n)| format!("`{reason}` {}", group(*n)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(" ({list})")
+}
+
+fn percent_suffix(part: usize, whole: usize) -> String {
+    if whole == 0 {
+        return String::new();
+    }
+    format!(" ({:.1}%)", part as f64 * 100.0 / whole as f64)
+}
+
+fn number(x: f64) -> String {
+    json_number(x).to_string()
+}
+
+fn group(n: usize) -> String {
+    group_u64(n as u64)
+}
+
+/// `1234567` → `1,234,567`, as the v1 card writes counts.
+fn group_u64(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+/// `croissant.json`: Croissant 1.1 JSON-LD describing the JSONL as one record set. An optional
+/// column (`durable`, `stale`, the flags) is declared only when some record has it: mlcroissant
+/// reads JSON Lines into a table and fails on a declared column that no line holds.
+pub fn render_croissant(
+    info: &ReleaseInfo,
+    jsonl_name: &str,
+    sha256: &str,
+    bytes: u64,
+    records: &[ReleaseRecord],
+) -> String {
+    let source = |column: &str| {
+        json!({
+            "fileObject": { "@id": jsonl_name },
+            "extract": { "column": column }
+        })
+    };
+    let fields: Vec<Value> = FIELDS
+        .iter()
+        .filter(|field| column_present(field.name, records))
+        .map(|field| {
+            let mut object = json!({
+                "@type": "cr:Field",
+                "@id": format!("{RECORD_SET}/{}", field.name),
+                "name": field.name,
+                "description": field.description,
+                "dataType": field.data_type,
+            });
+            if let (Some(shape), Value::Object(map)) = (field.array_shape, &mut object) {
+                map.insert("isArray".into(), Value::Bool(true));
+                map.insert("arrayShape".into(), Value::String(shape.into()));
+            }
+            if let Value::Object(map) = &mut object {
+                map.insert("source".into(), source(field.name));
+            }
+            object
+        })
+        .collect();
+    let croissant = json!({
+        "@context": croissant_context(),
+        "@type": "sc:Dataset",
+        "conformsTo": "http://mlcommons.org/croissant/1.1",
+        "name": format!("SASEval {}", info.version),
+        "description": format!(
+            "{}: {} enterprise prompts in 10 categories with short gold answers graded by \
+             case-insensitive substring match, for benchmarking context governors under the \
+             Strategic Alignment Score protocol.",
+            pretty_name(info),
+            info.total()
+        ),
+        "version": info.version,
+        "datePublished": info.date,
+        "license": {
+            "@type": "sc:CreativeWork",
+            "name": format!("{LICENSE_NAME} (placeholder; see README.md, Licensing)")
+        },
+        "keywords": TAGS,
+        "inLanguage": "en",
+        "citeAs": CITATION,
+        "distribution": [{
+            "@type": "cr:FileObject",
+            "@id": jsonl_name,
+            "name": jsonl_name,
+            "contentUrl": jsonl_name,
+            "contentSize": format!("{bytes} B"),
+            "encodingFormat": "application/jsonlines",
+            "sha256": sha256
+        }],
+        "recordSet": [{
+            "@type": "cr:RecordSet",
+            "@id": RECORD_SET,
+            "name": RECORD_SET,
+            "description": "One record per JSON line: a prompt, its gold answers and its category's target action.",
+            "key": { "@id": format!("{RECORD_SET}/id") },
+            "field": fields
+        }]
+    });
+    format!("{croissant:#}\n")
+}
+
+const RECORD_SET: &str = "prompts";
+
+/// Whether any record has the column (the nine required columns are always present).
+fn column_present(column: &str, records: &[ReleaseRecord]) -> bool {
+    match column {
+        "durable" => records.iter().any(|r| r.durable.is_some()),
+        "stale" => records.iter().any(|r| r.stale.is_some()),
+        "_gold_repaired" => records.iter().any(|r| r.gold_repaired),
+        "_needs_review" => records.iter().any(|r| r.needs_review),
+        _ => true,
+    }
+}
+
+struct CroissantField {
+    name: &'static str,
+    data_type: &'static str,
+    /// `Some(shape)` for array columns (`isArray`, Croissant 1.1's successor of `repeated`).
+    array_shape: Option<&'static str>,
+    description: &'static str,
+}
+
+const FIELDS: [CroissantField; 13] = [
+    CroissantField::scalar("id", "sc:Text", "Stable id, unique in the file."),
+    CroissantField::scalar("category", "sc:Text", "One of the 10 SASEval categories."),
+    CroissantField::scalar("prompt", "sc:Text", "The user prompt fed to the governor."),
+    CroissantField::array(
+        "golds",
+        "sc:Text",
+        "-1",
+        "Acceptable short answers; graded by case-insensitive substring match against any entry.",
+    ),
+    CroissantField::array(
+        "target_action",
+        "sc:Float",
+        "5",
+        "Category target [c, T, p, d, L/2048].",
+    ),
+    CroissantField::scalar("T", "sc:Float", "Grader temperature, target_action[1]."),
+    CroissantField::scalar(
+        "top_p",
+        "sc:Float",
+        "Nucleus-sampling top-p, target_action[2].",
+    ),
+    CroissantField::scalar("mode", "sc:Text", "DEEP when d = 1, else STRICT."),
+    CroissantField::scalar("max_new", "sc:Integer", "Max answer tokens, L."),
+    CroissantField::array(
+        "durable",
+        "sc:Text",
+        "-1",
+        "Memory categories only: facts a correct governor must retain.",
+    ),
+    CroissantField::array(
+        "stale",
+        "sc:Text",
+        "-1",
+        "Memory categories only: outdated facts a correct governor should drop (may be empty).",
+    ),
+    CroissantField::scalar(
+        "_gold_repaired",
+        "sc:Boolean",
+        "Present (true) when the numeric key was replaced by the verification pass.",
+    ),
+    CroissantField::scalar(
+        "_needs_review",
+        "sc:Boolean",
+        "Present (true) when the item was flagged as likely ill-posed.",
+    ),
+];
+
+impl CroissantField {
+    const fn scalar(
+        name: &'static str,
+        data_type: &'static str,
+        description: &'static str,
+    ) -> Self {
+        CroissantField {
+            name,
+            data_type,
+            array_shape: None,
+            description,
+        }
+    }
+
+    const fn array(
+        name: &'static str,
+        data_type: &'static str,
+        shape: &'static str,
+        description: &'static str,
+    ) -> Self {
+        CroissantField {
+            name,
+            data_type,
+            array_shape: Some(shape),
+            description,
+        }
+    }
+}
+
+/// The Croissant 1.1 JSON-LD context (spec Appendix 1, with the schema.org IRIs mlcroissant uses).
+fn croissant_context() -> Value {
+    let mut context: serde_json::Map<String, Value> = CONTEXT_TERMS
+        .iter()
+        .map(|(term, iri)| (term.to_string(), Value::String(iri.to_string())))
+        .collect();
+    context.insert("data".into(), json!({ "@id": "cr:data", "@type": "@json" }));
+    context.insert(
+        "dataType".into(),
+        json!({ "@id": "cr:dataType", "@type": "@vocab" }),
+    );
+    context.insert("description".into(), json!({ "@container": "@language" }));
+    context.insert(
+        "examples".into(),
+        json!({ "@id": "cr:examples", "@type": "@json" }),
+    );
+    context.insert("name".into(), json!({ "@container": "@language" }));
+    Value::Object(context)
+}
+
+/// The string-valued terms of the Croissant 1.1 context; `croissant_context` adds the typed ones.
+const CONTEXT_TERMS: [(&str, &str); 42] = [
+    ("@language", "en"),
+    ("@vocab", "https://schema.org/"),
+    ("sc", "https://schema.org/"),
+    ("cr", "http://mlcommons.org/croissant/"),
+    ("rai", "http://mlcommons.org/croissant/RAI/"),
+    ("dct", "http://purl.org/dc/terms/"),
+    ("annotation", "cr:annotation"),
+    ("arrayShape", "cr:arrayShape"),
+    ("citeAs", "cr:citeAs"),
+    ("column", "cr:column"),
+    ("conformsTo", "dct:conformsTo"),
+    ("containedIn", "cr:containedIn"),
+    ("equivalentProperty", "cr:equivalentProperty"),
+    ("excludes", "cr:excludes"),
+    ("extract", "cr:extract"),
+    ("field", "cr:field"),
+    ("fileProperty", "cr:fileProperty"),
+    ("fileObject", "cr:fileObject"),
+    ("fileSet", "cr:fileSet"),
+    ("format", "cr:format"),
+    ("includes", "cr:includes"),
+    ("isArray", "cr:isArray"),
+    ("isLiveDataset", "cr:isLiveDataset"),
+    ("jsonPath", "cr:jsonPath"),
+    ("key", "cr:key"),
+    ("md5", "cr:md5"),
+    ("parentField", "cr:parentField"),
+    ("path", "cr:path"),
+    ("readLines", "cr:readLines"),
+    ("recordSet", "cr:recordSet"),
+    ("references", "cr:references"),
+    ("regex", "cr:regex"),
+    ("repeated", "cr:repeated"),
+    ("replace", "cr:replace"),
+    ("samplingRate", "cr:samplingRate"),
+    ("sdVersion", "cr:sdVersion"),
+    ("separator", "cr:separator"),
+    ("source", "cr:source"),
+    ("subField", "cr:subField"),
+    ("transform", "cr:transform"),
+    ("unArchive", "cr:unArchive"),
+    ("value", "cr:value"),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::release::test_support::{info, records};
+    use crate::release::Shortfall;
+
+    const SHA: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+
+    fn card_for(per_category: usize) -> (String, Vec<ReleaseRecord>, ReleaseInfo) {
+        let records = records(per_category);
+        let info = info(&records, per_category);
+        let card = render_card(&info, "saseval_v2_prompts.jsonl", SHA, 12_345, &records);
+        (card, records, info)
+    }
+
+    /// The lines between the two `---` markers.
+    fn front_matter_lines(card: &str) -> Vec<&str> {
+        let mut lines = card.lines();
+        assert_eq!(lines.next(), Some("---"));
+        lines.take_while(|line| *line != "---").collect()
+    }
+
+    #[test]
+    fn front_matter_is_the_hub_yaml_with_this_release_values() {
+        let (card, _, _) = card_for(3);
+        let lines = front_matter_lines(&card);
+        for line in &lines {
+            let item = line
+                .trim_start()
+                .strip_prefix("- ")
+                .unwrap_or(line.trim_start());
+            let indent = line.len() - line.trim_start().len();
+            assert!(indent % 2 == 0, "odd indent: {line:?}");
+            assert!(
+                line.trim_start().starts_with("- ") || item.contains(':'),
+                "neither a key nor a list item: {line:?}"
+            );
+        }
+        let expected = [
+            "license: other",
+            "license_name: cosavu-eval",
+            "pretty_name: SASEval v2 — Public Prompt Set",
+            "size_categories:",
+            "  - n<1K",
+            "configs:",
+            "  - config_name: default",
+            "    data_files: saseval_v2_prompts.jsonl",
+            "  - question-answering",
+            "  - llm-evaluation",
+        ];
+        for want in expected {
+            assert!(lines.contains(&want), "missing {want:?} in {lines:#?}");
+        }
+        let size = lines
+            .iter()
+            .position(|l| *l == "size_categories:")
+            .expect("key");
+        assert_eq!(lines[size + 1], "  - n<1K");
+    }
+
+    #[test]
+    fn size_categories_follow_the_hub_buckets() {
+        assert_eq!(size_category(0), "n<1K");
+        assert_eq!(size_category(999), "n<1K");
+        assert_eq!(size_category(1_000), "1K<n<10K");
+        assert_eq!(size_category(9_999), "1K<n<10K");
+        assert_eq!(size_category(10_000), "10K<n<100K");
+        assert_eq!(size_category(2_000_000), "1M<n<10M");
+    }
+
+    #[test]
+    fn odd_scalars_are_quoted_in_the_front_matter() {
+        assert_eq!(
+            yaml_scalar("SASEval v2 — Public Prompt Set"),
+            "SASEval v2 — Public Prompt Set"
+        );
+        assert_eq!(yaml_scalar("v2: beta #1"), "\"v2: beta #1\"");
+        assert_eq!(yaml_scalar("-v2"), "\"-v2\"");
+    }
+
+    #[test]
+    fn header_states_file_hash_and_size() {
+        let (card, _, _) = card_for(3);
+        let head: String = card.lines().take(40).collect::<Vec<_>>().join("\n");
+        assert!(head.contains(&format!("- **SHA-256:** `{SHA}`")), "{head}");
+        assert!(
+            head.contains("(30 lines, JSON Lines, UTF-8, 12,345 bytes)"),
+            "{head}"
+        );
+        assert!(
+            head.contains("seed 7, config fingerprint `ab12cd34`"),
+            "{head}"
+        );
+    }
+
+    #[test]
+    fn composition_table_has_the_real_counts() {
+        let (card, _, _) = card_for(3);
+        assert!(
+            card.contains("Exactly **3 prompts per category**, 10 categories (uniform, `N = 30`)")
+        );
+        assert!(card.contains("| `memory_update` | 3 | Stale fact"));
+        assert!(
+            card.contains("| `reasoning` | fintech (2), logistics (1) |"),
+            "{card}"
+        );
+    }
+
+    #[test]
+    fn example_is_the_first_record_line() {
+        let (card, records, _) = card_for(2);
+        let block = format!("```json\n{}\n```", records[0].to_line());
+        assert!(card.contains(&block));
+    }
+
+    #[test]
+    fn target_table_marks_which_rows_come_from_the_v1_card() {
+        let (card, _, _) = card_for(1);
+        assert!(card.contains("| `reasoning` | 0.2 | 0.2 | 0.9 | 1 | 768 | DEEP | v1 card |"));
+        assert!(card.contains("| `memory_update` | 0.45 | 0.2 | 0.9 | 1 | 512 | DEEP | v1 card |"));
+        assert!(card.contains(
+            "| `technical_code` | 0.25 | 0.2 | 0.9 | 0 | 256 | STRICT | saseval-gen choice |"
+        ));
+        let rows = card.lines().filter(|l| l.ends_with(" | v1 card |")).count();
+        assert_eq!(rows, 5);
+    }
+
+    #[test]
+    fn build_numbers_come_from_the_info() {
+        let (card, _, info) = card_for(2);
+        assert!(
+            card.contains("**4 of 8 numeric keys were repaired** (50.0%)"),
+            "{card}"
+        );
+        assert!(card.contains("5 replies or items were rejected by validation (`gold_not_in_document` 2, `no_json` 3)"));
+        assert!(card.contains("| **total** | 20 | 36,567 | 10,401 |"));
+        assert!(card.contains("2 flagged items were left out"));
+        assert!(card.contains(
+            "In this release, 2 records carry `_gold_repaired` and 0 carry `_needs_review`."
+        ));
+        assert!(card.contains(&format!("`{}`", info.author_model)));
+        assert!(card.contains(&format!("Dataset SHA-256 `{SHA}`")));
+    }
+
+    #[test]
+    fn a_short_release_states_its_shortfall_and_reasons() {
+        let (card, _, _) = card_for(2);
+        assert!(!card.contains("Short release"));
+        let records = records(2);
+        let mut info = info(&records, 3);
+        info.shortfall = vec![Shortfall {
+            category: Category::TechnicalCode,
+            have: 2,
+            want: 3,
+            reasons: [("duplicate".to_string(), 5), ("no_json".to_string(), 1)]
+                .into_iter()
+                .collect(),
+        }];
+        let card = render_card(&info, "f.jsonl", SHA, 1, &records);
+        assert!(card.contains("this release is **short** (`N = 20`"));
+        assert!(
+            card.contains("  - `technical_code`: 2 of 3 (`duplicate` 5, `no_json` 1)"),
+            "{card}"
+        );
+    }
+
+    #[test]
+    fn domain_names_cannot_break_the_table() {
+        let records = records(1);
+        let mut info = info(&records, 1);
+        info.domain_counts.insert(
+            Category::Reasoning,
+            [("cloud/DevOps | SRE".to_string(), 1)]
+                .into_iter()
+                .collect(),
+        );
+        let card = render_card(&info, "f.jsonl", SHA, 1, &records);
+        assert!(
+            card.contains("| `reasoning` | cloud/DevOps \\| SRE (1) |"),
+            "{card}"
+        );
+    }
+
+    #[test]
+    fn counts_are_grouped_by_thousands() {
+        assert_eq!(group_u64(0), "0");
+        assert_eq!(group_u64(999), "999");
+        assert_eq!(group_u64(1_000), "1,000");
+        assert_eq!(group_u64(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn croissant_describes_the_jsonl_and_every_column() {
+        let records = records(1);
+        let info = info(&records, 1);
+        let mut records = records;
+        records[0].needs_review = true;
+        let text = render_croissant(&info, "saseval_v2_prompts.jsonl", SHA, 777, &records);
+        let doc: Value = serde_json::from_str(&text).expect("valid JSON");
+        assert_eq!(doc["@type"], "sc:Dataset");
+        assert_eq!(doc["conformsTo"], "http://mlcommons.org/croissant/1.1");
+        assert_eq!(doc["@context"]["cr"], "http://mlcommons.org/croissant/");
+        assert_eq!(doc["@context"]["dct"], "http://purl.org/dc/terms/");
+        assert_eq!(doc["@context"]["sc"], "https://schema.org/");
+        assert_eq!(doc["datePublished"], "2026-08-01");
+        let file = &doc["distribution"][0];
+        assert_eq!(file["@type"], "cr:FileObject");
+        assert_eq!(file["contentUrl"], "saseval_v2_prompts.jsonl");
+        assert_eq!(file["encodingFormat"], "application/jsonlines");
+        assert_eq!(file["sha256"], SHA);
+        assert_eq!(file["contentSize"], "777 B");
+        let fields = doc["recordSet"][0]["field"].as_array().expect("fields");
+        let names: Vec<&str> = fields.iter().filter_map(|f| f["name"].as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "id",
+                "category",
+                "prompt",
+                "golds",
+                "target_action",
+                "T",
+                "top_p",
+                "mode",
+                "max_new",
+                "durable",
+                "stale",
+                "_gold_repaired",
+                "_needs_review"
+            ]
+        );
+        for field in fields {
+            assert_eq!(field["source"]["extract"]["column"], field["name"]);
+            assert_eq!(
+                field["source"]["fileObject"]["@id"],
+                "saseval_v2_prompts.jsonl"
+            );
+        }
+        let golds = &fields[3];
+        assert_eq!(
+            (golds["isArray"].as_bool(), golds["dataType"].as_str()),
+            (Some(true), Some("sc:Text"))
+        );
+        assert_eq!(fields[4]["arrayShape"], "5");
+        assert_eq!(fields[8]["dataType"], "sc:Integer");
+        assert_eq!(fields[11]["dataType"], "sc:Boolean");
+        assert!(fields[0].get("isArray").is_none());
+    }
+
+    #[test]
+    fn croissant_declares_optional_columns_only_when_a_record_has_them() {
+        let mut records = records(1);
+        records.retain(|r| !r.category.is_memory() && !r.gold_repaired);
+        let info = info(&records, 1);
+        let text = render_croissant(&info, "f.jsonl", SHA, 1, &records);
+        let doc: Value = serde_json::from_str(&text).expect("valid JSON");
+        let names: Vec<&str> = doc["recordSet"][0]["field"]
+            .as_array()
+            .expect("fields")
+            .iter()
+            .filter_map(|f| f["name"].as_str())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "id",
+                "category",
+                "prompt",
+                "golds",
+                "target_action",
+                "T",
+                "top_p",
+                "mode",
+                "max_new"
+            ]
+        );
+    }
+}

@@ -1,0 +1,635 @@
+//! Turns an authoring model's chat-completion response into raw item objects. Models wrap their
+//! JSON in `<think>` blocks, code fences and prose, and get cut off at the token limit; this module
+//! recovers every complete item it can, in time linear in the reply, and names each failure with
+//! a stable code so that a reply that does not parse becomes a recorded reject, never a crash.
+
+use serde_json::{Deserializer, Value};
+use std::borrow::Cow;
+use thiserror::Error;
+
+/// How many `{`/`[` positions are tried as the start of a lone JSON value when the reply has
+/// neither an `"items": [` key nor a bare array of objects. A constant keeps the work linear.
+const LONE_VALUE_STARTS: usize = 8;
+
+/// How much of a malformed element is kept for the rejects file.
+const MALFORMED_SNIPPET_CHARS: usize = 200;
+
+const THINK_OPEN: &str = "<think>";
+const THINK_CLOSE: &str = "</think>";
+
+/// The text of the first choice of a chat completion and why its generation stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    pub content: String,
+    /// `"stop"`, `"length"` (cut off at the token limit), … as the server reported it.
+    pub finish_reason: Option<String>,
+}
+
+/// The item values found in a reply, before any validation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParsedItems {
+    /// Every complete element of the items array, in reply order (not necessarily objects).
+    pub items: Vec<Value>,
+    /// The reply ended inside the items array: elements after the last complete one are lost.
+    pub truncated: bool,
+    /// The start of each array element that was not valid JSON and was skipped.
+    pub malformed: Vec<String>,
+}
+
+/// Why a reply yielded no items. `code()` is stable and is written to `rejects.jsonl`.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ReplyError {
+    #[error("response has no message content: {0}")]
+    NoContent(String),
+    #[error("reply is empty")]
+    Empty,
+    #[error("reply is only thinking: nothing follows the <think> block")]
+    OnlyThinking,
+    #[error("reply contains no parseable JSON")]
+    NoJson,
+    #[error("reply JSON has no items: {0}")]
+    NoItems(String),
+    #[error("reply was cut off before its first complete item")]
+    Truncated,
+}
+
+impl ReplyError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            ReplyError::NoContent(_) => "no_content",
+            ReplyError::Empty => "empty_reply",
+            ReplyError::OnlyThinking => "only_thinking",
+            ReplyError::NoJson => "no_json",
+            ReplyError::NoItems(_) => "no_items",
+            ReplyError::Truncated => "truncated",
+        }
+    }
+}
+
+/// Reads `choices[0].message.content` and `choices[0].finish_reason` from a response body.
+pub fn message_content(body: &Value) -> Result<Reply, ReplyError> {
+    let choice = body
+        .get("choices")
+        .and_then(|choices| choices.get(0))
+        .ok_or_else(|| ReplyError::NoContent("the response body has no choices[0]".into()))?;
+    let finish_reason = choice
+        .get("finish_reason")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let message = choice
+        .get("message")
+        .ok_or_else(|| ReplyError::NoContent("choices[0] has no message".into()))?;
+    match (
+        message.get("content"),
+        message.get("refusal").and_then(Value::as_str),
+    ) {
+        (Some(Value::String(content)), _) => Ok(Reply {
+            content: content.clone(),
+            finish_reason,
+        }),
+        (_, Some(refusal)) => Err(ReplyError::NoContent(format!(
+            "the model refused: {refusal}"
+        ))),
+        (None | Some(Value::Null), None) => Err(ReplyError::NoContent(format!(
+            "choices[0].message.content is missing (finish_reason: {})",
+            finish_reason.as_deref().unwrap_or("none")
+        ))),
+        (Some(other), None) => Err(ReplyError::NoContent(format!(
+            "choices[0].message.content is {}, not a string",
+            json_kind(other)
+        ))),
+    }
+}
+
+/// Finds the authored items in a reply: the array under the first `"items"` key, else the first
+/// bare array of objects, else a lone JSON value (an object with `items`, or a single item).
+/// Thinking blocks are dropped first; fences and prose around the JSON are simply not looked at.
+pub fn parse_items(content: &str) -> Result<ParsedItems, ReplyError> {
+    if content.trim().is_empty() {
+        return Err(ReplyError::Empty);
+    }
+    let text = without_thinking(content)?;
+    if let Some(start) = items_array_start(&text).or_else(|| bare_array_start(&text)) {
+        return array_elements(text.get(start..).unwrap_or_default());
+    }
+    lone_value(&text)
+}
+
+/// The reply with every `<think>…</think>` block removed. A reply may also begin inside a block
+/// whose opening tag was part of the chat template, so text before a leading `</think>` goes too.
+fn without_thinking(content: &str) -> Result<String, ReplyError> {
+    let mut rest = match (content.find(THINK_CLOSE), content.find(THINK_OPEN)) {
+        (Some(close), open) if open.is_none_or(|open| close < open) => {
+            content.get(close + THINK_CLOSE.len()..).unwrap_or_default()
+        }
+        _ => content,
+    };
+    let mut thought = rest.len() != content.len();
+    let mut unterminated = false;
+    let mut kept = String::with_capacity(rest.len());
+    while let Some(open) = rest.find(THINK_OPEN) {
+        thought = true;
+        kept.push_str(rest.get(..open).unwrap_or_default());
+        let inner = rest.get(open + THINK_OPEN.len()..).unwrap_or_default();
+        match inner.find(THINK_CLOSE) {
+            Some(close) => rest = inner.get(close + THINK_CLOSE.len()..).unwrap_or_default(),
+            None => {
+                unterminated = true;
+                rest = "";
+            }
+        }
+    }
+    kept.push_str(rest);
+    let nothing_left = kept.trim().is_empty();
+    if (thought && nothing_left) || (unterminated && !kept.contains(['{', '['])) {
+        return Err(ReplyError::OnlyThinking);
+    }
+    Ok(kept)
+}
+
+/// Byte offset just past the `[` of the first `"items": [` in `text`.
+fn items_array_start(text: &str) -> Option<usize> {
+    const KEY: &str = "\"items\"";
+    let mut from = 0;
+    while let Some(found) = text.get(from..).and_then(|rest| rest.find(KEY)) {
+        let after_key = from + found + KEY.len();
+        let rest = text.get(after_key..).unwrap_or_default().trim_start();
+        if let Some(value) = rest.strip_prefix(':').map(str::trim_start) {
+            if value.starts_with('[') {
+                return Some(text.len() - value.len() + 1);
+            }
+        }
+        from = after_key;
+    }
+    None
+}
+
+/// Byte offset just past the first `[` whose next non-blank character is `{`.
+fn bare_array_start(text: &str) -> Option<usize> {
+    text.match_indices('[').find_map(|(at, _)| {
+        let after = at + 1;
+        text.get(after..)
+            .is_some_and(|rest| rest.trim_start().starts_with('{'))
+            .then_some(after)
+    })
+}
+
+/// Parses the elements of an array whose `[` has just been consumed, one at a time, so that a
+/// cut-off reply keeps its complete elements and a malformed element costs only itself.
+fn array_elements(after_bracket: &str) -> Result<ParsedItems, ReplyError> {
+    let text = escape_raw_controls(after_bracket);
+    let bytes = text.as_bytes();
+    let mut parsed = ParsedItems {
+        items: Vec::new(),
+        truncated: false,
+        malformed: Vec::new(),
+    };
+    let mut pos = 0;
+    loop {
+        pos = skip_separators(bytes, pos);
+        match bytes.get(pos) {
+            None => {
+                parsed.truncated = true;
+                break;
+            }
+            Some(b']') => break,
+            Some(_) => {}
+        }
+        let rest = text.get(pos..).unwrap_or_default();
+        let mut stream = Deserializer::from_str(rest).into_iter::<Value>();
+        match stream.next() {
+            Some(Ok(value)) => {
+                parsed.items.push(value);
+                pos += stream.byte_offset();
+            }
+            Some(Err(error)) if !error.is_eof() => match element_end(bytes, pos) {
+                Some(end) => {
+                    let raw = text.get(pos..end).unwrap_or_default();
+                    parsed
+                        .malformed
+                        .push(raw.chars().take(MALFORMED_SNIPPET_CHARS).collect());
+                    pos = end;
+                }
+                None => {
+                    parsed.truncated = true;
+                    break;
+                }
+            },
+            None | Some(Err(_)) => {
+                parsed.truncated = true;
+                break;
+            }
+        }
+    }
+    if parsed.items.is_empty() && parsed.malformed.is_empty() {
+        return Err(if parsed.truncated {
+            ReplyError::Truncated
+        } else {
+            ReplyError::NoItems("the items array is empty".into())
+        });
+    }
+    Ok(parsed)
+}
+
+fn skip_separators(bytes: &[u8], mut pos: usize) -> usize {
+    while bytes
+        .get(pos)
+        .is_some_and(|b| b.is_ascii_whitespace() || *b == b',')
+    {
+        pos += 1;
+    }
+    pos
+}
+
+/// End (exclusive) of the array element starting at `start`, by bracket depth outside strings:
+/// after its closing bracket, or at the `,`/`]` that ends it. Always past `start`, so a caller
+/// that skips elements makes progress. `None` when the text ends first.
+fn element_end(bytes: &[u8], start: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for (at, &byte) in bytes.iter().enumerate().skip(start) {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if byte == b'\\' {
+                escaped = true;
+            } else if byte == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' | b',' if depth == 0 => return Some(at.max(start + 1)),
+            b'}' | b']' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(at + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Escapes raw control characters (newlines, tabs) inside JSON strings, which models often emit
+/// and strict JSON forbids. Text outside strings is copied unchanged.
+fn escape_raw_controls(text: &str) -> Cow<'_, str> {
+    if !text.contains(|c: char| c.is_ascii_control()) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut in_string = false;
+    let mut escaped = false;
+    for c in text.chars() {
+        if !in_string {
+            in_string = c == '"';
+            out.push(c);
+            continue;
+        }
+        match c {
+            _ if escaped => {
+                escaped = false;
+                out.push(c);
+            }
+            '\\' => {
+                escaped = true;
+                out.push(c);
+            }
+            '"' => {
+                in_string = false;
+                out.push(c);
+            }
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_ascii_control() => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// The last resort: the first JSON value that parses from one of the first few `{`/`[`.
+fn lone_value(text: &str) -> Result<ParsedItems, ReplyError> {
+    let mut cut_off = false;
+    for (start, _) in text.match_indices(['{', '[']).take(LONE_VALUE_STARTS) {
+        let candidate = escape_raw_controls(text.get(start..).unwrap_or_default());
+        match Deserializer::from_str(&candidate)
+            .into_iter::<Value>()
+            .next()
+        {
+            Some(Ok(value)) => return items_of_value(value),
+            Some(Err(error)) if error.is_eof() => cut_off = true,
+            _ => {}
+        }
+    }
+    Err(if cut_off {
+        ReplyError::Truncated
+    } else {
+        ReplyError::NoJson
+    })
+}
+
+fn items_of_value(value: Value) -> Result<ParsedItems, ReplyError> {
+    let items = match value {
+        Value::Object(mut object) => match object.remove("items") {
+            Some(Value::Array(items)) => items,
+            Some(other) => {
+                return Err(ReplyError::NoItems(format!(
+                    "`items` is {}, not an array",
+                    json_kind(&other)
+                )))
+            }
+            None if object.contains_key("prompt") => vec![Value::Object(object)],
+            None => {
+                return Err(ReplyError::NoItems(
+                    "the JSON object has neither an `items` array nor a `prompt`".into(),
+                ))
+            }
+        },
+        Value::Array(items) => items,
+        other => {
+            return Err(ReplyError::NoItems(format!(
+                "the JSON value is {}",
+                json_kind(&other)
+            )))
+        }
+    };
+    if items.is_empty() {
+        return Err(ReplyError::NoItems("the items array is empty".into()));
+    }
+    Ok(ParsedItems {
+        items,
+        truncated: false,
+        malformed: Vec::new(),
+    })
+}
+
+/// "a string", "an array", … for error messages.
+pub(crate) fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const TWO_ITEMS: &str =
+        r#"{"items":[{"prompt":"p1","golds":["a"]},{"prompt":"p2","golds":["b"]}]}"#;
+
+    fn prompts(parsed: &ParsedItems) -> Vec<&str> {
+        parsed
+            .items
+            .iter()
+            .filter_map(|item| item.get("prompt").and_then(Value::as_str))
+            .collect()
+    }
+
+    fn code(content: &str) -> &'static str {
+        parse_items(content).map_or_else(|e| e.code(), |_| "ok")
+    }
+
+    #[test]
+    fn message_content_reads_first_choice_and_finish_reason() {
+        let body = json!({"choices":[{"message":{"role":"assistant","content":"hi"},"finish_reason":"length"}]});
+        let reply = message_content(&body).unwrap();
+        assert_eq!(reply.content, "hi");
+        assert_eq!(reply.finish_reason.as_deref(), Some("length"));
+    }
+
+    #[test]
+    fn message_content_without_string_content_is_no_content() {
+        let cases = [
+            json!({}),
+            json!({"choices": []}),
+            json!({"choices": "x"}),
+            json!({"choices": [{"finish_reason": "stop"}]}),
+            json!({"choices": [{"message": {"content": null}}]}),
+            json!({"choices": [{"message": {"content": 42}}]}),
+            json!({"choices": [{"message": {"content": null, "refusal": "no"}}]}),
+        ];
+        for body in cases {
+            let error = message_content(&body).unwrap_err();
+            assert_eq!(error.code(), "no_content", "{body}");
+        }
+        let refused =
+            json!({"choices": [{"message": {"content": null, "refusal": "not allowed"}}]});
+        assert!(message_content(&refused)
+            .unwrap_err()
+            .to_string()
+            .contains("refused: not allowed"));
+        let number = json!({"choices": [{"message": {"content": 42}}]});
+        assert!(message_content(&number)
+            .unwrap_err()
+            .to_string()
+            .contains("a number, not a string"));
+    }
+
+    #[test]
+    fn plain_json_object_yields_its_items() {
+        let parsed = parse_items(TWO_ITEMS).unwrap();
+        assert_eq!(prompts(&parsed), ["p1", "p2"]);
+        assert!(!parsed.truncated);
+        assert!(parsed.malformed.is_empty());
+    }
+
+    #[test]
+    fn think_block_fence_and_prose_are_ignored() {
+        let reply = format!(
+            "<think>I could write {{\"items\": [{{\"prompt\": \"draft\"}}]}} but no.</think>\n\
+             Here are your items:\n```json\n{TWO_ITEMS}\n```\nLet me know if you need more!"
+        );
+        let parsed = parse_items(&reply).unwrap();
+        assert_eq!(prompts(&parsed), ["p1", "p2"]);
+    }
+
+    #[test]
+    fn reply_starting_inside_a_think_block_drops_the_thinking() {
+        let reply =
+            format!("the template opened the block… [{{\"prompt\":\"x\"}}]\n</think>\n{TWO_ITEMS}");
+        assert_eq!(prompts(&parse_items(&reply).unwrap()), ["p1", "p2"]);
+    }
+
+    #[test]
+    fn unterminated_or_lone_think_block_is_only_thinking() {
+        assert_eq!(code("<think>Let me plan the items. First"), "only_thinking");
+        assert_eq!(code("Sure. <think>Let me plan the items."), "only_thinking");
+        assert_eq!(code("<think>done thinking</think>\n  "), "only_thinking");
+        assert_eq!(
+            parse_items("<think>all</think>").unwrap_err().to_string(),
+            "reply is only thinking: nothing follows the <think> block"
+        );
+    }
+
+    #[test]
+    fn json_before_an_unterminated_think_block_still_parses() {
+        let reply = format!("{TWO_ITEMS}\n<think>trailing thoughts");
+        assert_eq!(prompts(&parse_items(&reply).unwrap()), ["p1", "p2"]);
+    }
+
+    #[test]
+    fn bare_array_of_items_is_accepted() {
+        let parsed = parse_items("Items:\n[ {\"prompt\":\"p1\"}, {\"prompt\":\"p2\"} ]").unwrap();
+        assert_eq!(prompts(&parsed), ["p1", "p2"]);
+    }
+
+    #[test]
+    fn items_key_is_preferred_over_an_earlier_array() {
+        let reply = format!("Notes: [{{\"note\": 1}}]\n{TWO_ITEMS}");
+        assert_eq!(prompts(&parse_items(&reply).unwrap()), ["p1", "p2"]);
+    }
+
+    #[test]
+    fn single_item_object_is_one_item() {
+        let parsed = parse_items("{\"prompt\": \"solo\", \"golds\": [\"x\"]}").unwrap();
+        assert_eq!(prompts(&parsed), ["solo"]);
+    }
+
+    #[test]
+    fn raw_newlines_inside_strings_are_tolerated() {
+        let reply = "{\"items\": [{\"prompt\": \"line one\n\tline two\", \"golds\": [\"a\"]}]}";
+        let parsed = parse_items(reply).unwrap();
+        assert_eq!(prompts(&parsed), ["line one\n\tline two"]);
+    }
+
+    #[test]
+    fn truncated_reply_keeps_complete_items() {
+        let reply = "```json\n{\"items\": [{\"prompt\": \"p1\", \"golds\": [\"a\"]}, {\"prompt\": \"p2\", \"golds\": [\"b\"]}, {\"prompt\": \"p3 is cut of";
+        let parsed = parse_items(reply).unwrap();
+        assert_eq!(prompts(&parsed), ["p1", "p2"]);
+        assert!(parsed.truncated);
+    }
+
+    #[test]
+    fn reply_cut_between_items_is_truncated() {
+        let parsed = parse_items("{\"items\": [{\"prompt\": \"p1\"},").unwrap();
+        assert_eq!(prompts(&parsed), ["p1"]);
+        assert!(parsed.truncated);
+    }
+
+    #[test]
+    fn reply_cut_inside_first_item_is_truncated_error() {
+        assert_eq!(code("{\"items\": [{\"prompt\": \"half"), "truncated");
+        assert_eq!(code("{\"ite"), "truncated");
+    }
+
+    #[test]
+    fn malformed_element_is_skipped_and_reported() {
+        let reply = r#"{"items": [{"prompt": "p1"}, {"prompt": "say "hi" {now}", "golds": []}, {"prompt": "p3",}, {"prompt": "p4"}]}"#;
+        let parsed = parse_items(reply).unwrap();
+        assert_eq!(prompts(&parsed), ["p1", "p4"]);
+        assert_eq!(parsed.malformed.len(), 2);
+        assert!(parsed.malformed[0].starts_with("{\"prompt\": \"say "));
+        assert!(!parsed.truncated);
+    }
+
+    #[test]
+    fn wrong_typed_elements_are_kept_for_validation() {
+        let parsed = parse_items(r#"{"items": ["just text", 3, {"prompt": "p"}]}"#).unwrap();
+        assert_eq!(
+            parsed.items,
+            [json!("just text"), json!(3), json!({"prompt": "p"})]
+        );
+    }
+
+    #[test]
+    fn replies_without_items_have_stable_codes() {
+        assert_eq!(code(""), "empty_reply");
+        assert_eq!(code(" \n\t"), "empty_reply");
+        assert_eq!(code("I cannot help with that."), "no_json");
+        assert_eq!(code("{this is not json}"), "no_json");
+        assert_eq!(code("{\"items\": []}"), "no_items");
+        assert_eq!(code("{\"items\": {\"prompt\": \"x\"}}"), "no_items");
+        assert_eq!(code("{\"answer\": 42}"), "no_items");
+        assert_eq!(code("[]"), "no_items");
+    }
+
+    #[test]
+    fn megabyte_of_garbage_is_rejected_in_linear_time() {
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let garbage: String = (0..1_000_000)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                char::from(b" {}[]\":,abc1\\\n"[(state % 14) as usize])
+            })
+            .collect();
+        let adversarial = [
+            garbage,
+            "{".repeat(1_000_000),
+            "[{".repeat(500_000),
+            format!("{{\"items\": [{{\"prompt\": \"{}", "x".repeat(1_000_000)),
+            "\"items\" ".repeat(100_000),
+            format!("{{\"items\": [{}", "{\"a\":1,},".repeat(100_000)),
+        ];
+        for text in adversarial {
+            let started = std::time::Instant::now();
+            let _ = parse_items(&text);
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(5),
+                "took {:?} on {}…",
+                started.elapsed(),
+                &text[..20]
+            );
+        }
+    }
+
+    #[test]
+    fn random_inputs_never_panic_and_ok_means_something_found() {
+        const PIECES: &[&str] = &[
+            "{",
+            "}",
+            "[",
+            "]",
+            "\"",
+            ":",
+            ",",
+            "\\",
+            "\n",
+            " ",
+            "items",
+            "\"items\"",
+            "prompt",
+            "<think>",
+            "</think>",
+            "```json",
+            "1.5",
+            "é",
+            "😀",
+            "null",
+            "\u{0}",
+        ];
+        let mut state = 7_u64;
+        for _ in 0..5_000 {
+            let mut text = String::new();
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            for _ in 0..(state >> 58) {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                text.push_str(PIECES[(state >> 33) as usize % PIECES.len()]);
+            }
+            if let Ok(parsed) = parse_items(&text) {
+                assert!(
+                    !parsed.items.is_empty() || !parsed.malformed.is_empty(),
+                    "{text:?}"
+                );
+            }
+        }
+    }
+}

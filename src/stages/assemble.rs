@@ -1,0 +1,353 @@
+//! The assemble stage: drops exact and near-duplicate prompts (also against earlier releases),
+//! leaves out flagged items unless asked to keep them, trims each category to
+//! `release.per_category` with a seeded, domain-balanced choice, attaches target actions, and
+//! writes the hashed release with its manifest, card and Croissant metadata.
+
+use super::{Ctx, AUTHORED, REJECTS, REPAIRED, REPAIR_SUMMARY, USAGE};
+use crate::app::UsageError;
+use crate::batch::{hex, Usage};
+use crate::cli::AssembleArgs;
+use crate::config::Config;
+use crate::dedup::{self, Against, DedupConfig, DupKind, Method};
+use crate::record::{excerpt, Candidate, Category, Reject};
+use crate::release::{self, DedupNumbers, ReleaseInfo, ReleaseRecord, Shortfall, TargetRow};
+use crate::seeded;
+use crate::stages::repair::Summary;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A prompt of an earlier release that candidates must not duplicate.
+struct Reference {
+    id: String,
+    prompt: String,
+}
+
+/// Reads the prompts of an earlier release JSONL (`--exclude`).
+fn read_reference(path: &Path) -> Result<Vec<Reference>, UsageError> {
+    let text = std::fs::read_to_string(path).map_err(|e| UsageError(format!("--exclude {}: {e}", path.display())))?;
+    let mut refs = Vec::new();
+    for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let v: serde_json::Value = serde_json::from_str(line).map_err(|e| {
+            UsageError(format!("--exclude {} line {}: not JSON ({e}); expected a release JSONL", path.display(), n + 1))
+        })?;
+        let prompt = v.get("prompt").and_then(serde_json::Value::as_str).ok_or_else(|| {
+            UsageError(format!("--exclude {} line {}: no \"prompt\" string; expected a release JSONL", path.display(), n + 1))
+        })?;
+        let id = v
+            .get("id")
+            .and_then(serde_json::Value::as_str)
+            .map_or_else(|| format!("{}:{}", path.display(), n + 1), str::to_string);
+        refs.push(Reference {
+            id,
+            prompt: prompt.to_string(),
+        });
+    }
+    Ok(refs)
+}
+
+pub fn target_row(config: &Config, category: Category) -> TargetRow {
+    let row = config.category(category);
+    TargetRow {
+        c: row.c,
+        t: row.t,
+        p: row.p,
+        d: row.d,
+        l: row.l,
+    }
+}
+
+fn assemble_reject(c: &Candidate, reason: &str, detail: String, collided_with: Option<String>) -> Reject {
+    Reject {
+        stage: "assemble".into(),
+        reason: reason.into(),
+        detail,
+        category: c.category,
+        custom_id: c.custom_id.clone(),
+        item_id: Some(c.id.clone()),
+        domain: c.domain.clone(),
+        round: c.round,
+        collided_with,
+        excerpt: excerpt(&c.prompt, 600),
+    }
+}
+
+/// What survives dedup and the flag policy, and what was dropped.
+struct Filtered {
+    kept: Vec<Candidate>,
+    rejects: Vec<Reject>,
+    numbers: DedupNumbers,
+}
+
+/// Dedup in a deterministic priority order: clean items before flagged ones, then by category,
+/// round and id — so of two duplicates the earlier-authored clean one survives.
+fn filter(config: &Config, mut items: Vec<Candidate>, references: &[Reference], keep_flagged: bool) -> Result<Filtered, dedup::DedupError> {
+    items.sort_by(|a, b| (a.needs_review, a.category, a.round, &a.id).cmp(&(b.needs_review, b.category, b.round, &b.id)));
+    let prompts: Vec<&str> = items.iter().map(|c| c.prompt.as_str()).collect();
+    let reference_prompts: Vec<&str> = references.iter().map(|r| r.prompt.as_str()).collect();
+    let drops = dedup::find_duplicates(
+        &prompts,
+        &reference_prompts,
+        &DedupConfig {
+            threshold: config.assemble.near_dup_threshold,
+            method: Method::Auto,
+        },
+    )?;
+    let mut numbers = DedupNumbers::default();
+    let mut rejects = Vec::new();
+    let mut dropped = vec![false; items.len()];
+    for drop in &drops {
+        dropped[drop.index] = true;
+        let item = &items[drop.index];
+        let (with, origin) = match drop.against {
+            Against::Reference(r) => {
+                numbers.against_reference += 1;
+                (references[r].id.clone(), "an earlier release's prompt")
+            }
+            Against::Candidate(c) => (items[c].id.clone(), "a kept candidate"),
+        };
+        let (reason, detail) = match drop.kind {
+            DupKind::Exact => {
+                numbers.exact += 1;
+                ("duplicate_exact", format!("same prompt as {origin} {with} after normalisation"))
+            }
+            DupKind::Near { similarity } => {
+                numbers.near += 1;
+                ("duplicate_near", format!("near-duplicate of {origin} {with} (Jaccard {similarity:.3})"))
+            }
+        };
+        rejects.push(assemble_reject(item, reason, detail, Some(with)));
+    }
+    let mut kept = Vec::new();
+    for (item, dropped) in items.into_iter().zip(dropped) {
+        if dropped {
+            continue;
+        }
+        if item.needs_review && !keep_flagged {
+            numbers.flagged_left_out += 1;
+            rejects.push(assemble_reject(
+                &item,
+                "needs_review",
+                "flagged by repair as ill-posed or unverifiable (see repair_report.jsonl); left out — pass --keep-flagged to keep it flagged".into(),
+                None,
+            ));
+            continue;
+        }
+        kept.push(item);
+    }
+    Ok(Filtered { kept, rejects, numbers })
+}
+
+/// Picks `want` items of one category: domains in a seeded order take turns, each domain's
+/// items in a seeded order, so every domain is represented about equally. The chosen items
+/// are then put in a seeded order.
+fn trim(seed: u64, category: Category, items: Vec<Candidate>, want: usize) -> Vec<Candidate> {
+    let mut by_domain: BTreeMap<String, Vec<Candidate>> = BTreeMap::new();
+    for item in items {
+        by_domain.entry(item.domain.clone()).or_default().push(item);
+    }
+    let mut queues: Vec<std::collections::VecDeque<Candidate>> = Vec::new();
+    for (domain, mut list) in by_domain {
+        seeded::shuffle(&mut list, &mut seeded::rng(seed, &format!("trim/{category}/{domain}")));
+        queues.push(list.into());
+    }
+    seeded::shuffle(&mut queues, &mut seeded::rng(seed, &format!("trim/{category}")));
+    let mut chosen = Vec::with_capacity(want);
+    while chosen.len() < want && queues.iter().any(|q| !q.is_empty()) {
+        for q in queues.iter_mut() {
+            if chosen.len() == want {
+                break;
+            }
+            if let Some(item) = q.pop_front() {
+                chosen.push(item);
+            }
+        }
+    }
+    seeded::shuffle(&mut chosen, &mut seeded::rng(seed, &format!("order/{category}")));
+    chosen
+}
+
+fn read_json_or_default<T: serde::de::DeserializeOwned + Default>(path: &Path) -> Result<T, anyhow::Error> {
+    match std::fs::read(path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| anyhow::anyhow!("{} is not valid: {e}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(T::default()),
+        Err(e) => Err(anyhow::anyhow!("cannot read {}: {e}", path.display())),
+    }
+}
+
+pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<(), anyhow::Error> {
+    let config = ctx.config;
+    let keep_flagged = args.keep_flagged || config.assemble.keep_flagged;
+    let repaired_path = ctx.out(REPAIRED);
+    if !repaired_path.exists() {
+        let hint = if ctx.out(AUTHORED).exists() { "run `saseval-gen repair` first" } else { "run `saseval-gen author` and `saseval-gen repair` first (or `saseval-gen run`)" };
+        return Err(UsageError(format!("{} does not exist: {hint}", repaired_path.display())).into());
+    }
+    let items: Vec<Candidate> = crate::jsonl::read(&repaired_path)?;
+    let mut references = Vec::new();
+    for path in &args.excludes {
+        references.extend(read_reference(path)?);
+    }
+    let rejects_path = ctx.out(REJECTS);
+    let author_rejects: Vec<Reject> = if rejects_path.exists() {
+        crate::jsonl::read::<Reject>(&rejects_path)?.into_iter().filter(|r| r.stage == "author").collect()
+    } else {
+        Vec::new()
+    };
+    let authored = count_by_category(&items);
+    let filtered = filter(config, items, &references, keep_flagged)?;
+
+    let per_category = config.release.per_category;
+    let mut records = Vec::new();
+    let mut shortfall = Vec::new();
+    let mut counts = BTreeMap::new();
+    let mut domain_counts: BTreeMap<Category, BTreeMap<String, usize>> = BTreeMap::new();
+    let mut pool: BTreeMap<Category, Vec<Candidate>> = BTreeMap::new();
+    for item in filtered.kept {
+        pool.entry(item.category).or_default().push(item);
+    }
+    for category in Category::ALL {
+        let chosen = trim(config.release.seed, category, pool.remove(&category).unwrap_or_default(), per_category);
+        if chosen.len() < per_category {
+            shortfall.push(Shortfall {
+                category,
+                have: chosen.len(),
+                want: per_category,
+                reasons: drop_reasons(category, &author_rejects, &filtered.rejects),
+            });
+        }
+        counts.insert(category, chosen.len());
+        let row = target_row(config, category);
+        for item in chosen {
+            *domain_counts.entry(category).or_default().entry(item.domain.clone()).or_default() += 1;
+            let id = format!("{}-{:04}", config.release.id_prefix, records.len() + 1);
+            records.push(ReleaseRecord::new(id, &item, &row));
+        }
+    }
+    let mut all_rejects = author_rejects;
+    all_rejects.extend(filtered.rejects);
+    crate::jsonl::write(&rejects_path, &all_rejects)?;
+    if !shortfall.is_empty() && !config.assemble.allow_short {
+        let lines: Vec<String> = shortfall.iter().map(describe_shortfall).collect();
+        anyhow::bail!(
+            "cannot fill the release: {} categor{} short of {per_category} items:\n  {}\nNo release was written. Author more items (raise author.oversample or author.max_rounds and re-run `saseval-gen author`), or set assemble.allow_short = true to publish the counts you have (stated in the manifest and card).",
+            shortfall.len(),
+            if shortfall.len() == 1 { "y is" } else { "ies are" },
+            lines.join("\n  ")
+        );
+    }
+    let repair: Summary = read_json_or_default(&ctx.out(REPAIR_SUMMARY))?;
+    let usage: BTreeMap<String, Usage> = read_json_or_default(&ctx.out(USAGE))?;
+    let mut reject_counts: BTreeMap<String, usize> = BTreeMap::new();
+    for r in all_rejects.iter().filter(|r| r.stage == "author") {
+        *reject_counts.entry(r.reason.clone()).or_default() += 1;
+    }
+    let info = ReleaseInfo {
+        version: config.release.version.clone(),
+        date: if config.release.date.is_empty() { crate::clock::today_utc() } else { config.release.date.clone() },
+        seed: config.release.seed,
+        id_prefix: config.release.id_prefix.clone(),
+        per_category,
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        provider: config.api.provider.to_string(),
+        author_model: config.author.model.clone(),
+        verifier_models: config.repair.models.clone(),
+        config_fingerprint: hex(&Sha256::digest(config.canonical.as_bytes())),
+        counts,
+        domain_counts,
+        authored,
+        rejects: reject_counts,
+        repair: repair.numbers(),
+        dedup: filtered.numbers,
+        usage,
+        shortfall,
+        keep_flagged,
+        target_rows: Category::ALL.into_iter().map(|c| (c, target_row(config, c))).collect(),
+    };
+    let written = release::write_release(ctx.out_dir(), &records, &info)?;
+    let mut lines = vec![format!(
+        "assemble: wrote {} ({} records, sha256 {}) with SHA256SUMS, manifest.json, README.md and croissant.json in {}",
+        written.jsonl_name,
+        records.len(),
+        written.sha256,
+        ctx.out_dir().display()
+    )];
+    lines.push(format!(
+        "  dropped: {} exact and {} near duplicates ({} against earlier releases), {} flagged item(s) left out",
+        info.dedup.exact, info.dedup.near, info.dedup.against_reference, info.dedup.flagged_left_out
+    ));
+    for s in &info.shortfall {
+        lines.push(format!("  short (allowed by assemble.allow_short): {}", describe_shortfall(s)));
+    }
+    ctx.printer.out(lines.join("\n"));
+    Ok(())
+}
+
+fn count_by_category(items: &[Candidate]) -> BTreeMap<Category, usize> {
+    let mut counts: BTreeMap<Category, usize> = Category::ALL.iter().map(|c| (*c, 0)).collect();
+    for item in items {
+        *counts.entry(item.category).or_default() += 1;
+    }
+    counts
+}
+
+fn drop_reasons(category: Category, author: &[Reject], assemble: &[Reject]) -> BTreeMap<String, usize> {
+    let mut reasons = BTreeMap::new();
+    for r in author.iter().chain(assemble).filter(|r| r.category == category) {
+        *reasons.entry(r.reason.clone()).or_default() += 1;
+    }
+    reasons
+}
+
+fn describe_shortfall(s: &Shortfall) -> String {
+    let reasons: Vec<String> = s.reasons.iter().map(|(r, n)| format!("{r} {n}")).collect();
+    format!(
+        "{}: {} of {} ({} missing); dropped candidates by reason: {}",
+        s.category,
+        s.have,
+        s.want,
+        s.want - s.have,
+        if reasons.is_empty() { "none (too few were authored)".to_string() } else { reasons.join(", ") }
+    )
+}
+
+/// `verify <file-or-dir>`: a folder is checked against its manifest, a file against the
+/// config's `release.per_category`; `--check-actions` also compares our five target rows.
+pub fn verify_command(cli: &crate::cli::Cli, path: &Path, check_actions: bool, printer: &crate::ui::Printer) -> Result<std::process::ExitCode, anyhow::Error> {
+    let config = if path.is_file() || check_actions {
+        Some(Config::load(&cli.config, &cli.overrides)?)
+    } else {
+        None
+    };
+    let options = crate::verify::VerifyOptions {
+        our_rows: match (&config, check_actions) {
+            (Some(c), true) => Some(Category::ALL.into_iter().map(|cat| (cat, target_row(c, cat))).collect()),
+            _ => None,
+        },
+    };
+    let per_category = config.as_ref().map_or(0, |c| c.release.per_category);
+    let report = crate::verify::verify_path(path, per_category, &options)?;
+    let target: PathBuf = path.to_path_buf();
+    if report.problems.is_empty() {
+        let counts: Vec<String> = report.counts.iter().map(|(c, n)| format!("{c} {n}")).collect();
+        let mut msg = format!(
+            "verify: {} OK — {} records ({}), sha256 {}",
+            target.display(),
+            report.records,
+            counts.join(", "),
+            report.sha256
+        );
+        if report.lacking_stale > 0 {
+            msg.push_str(&format!(
+                "\n  note: {} memory record(s) carry durable without stale (v1's looser format; accepted)",
+                report.lacking_stale
+            ));
+        }
+        printer.out(msg);
+        return Ok(std::process::ExitCode::SUCCESS);
+    }
+    let mut lines = vec![format!("verify: {} has {} problem(s):", target.display(), report.problems.len())];
+    lines.extend(report.problems.iter().map(|p| format!("  {p}")));
+    printer.out(lines.join("\n"));
+    Ok(std::process::ExitCode::from(1))
+}

@@ -1,0 +1,410 @@
+//! The author stage: renders one authoring request per (category, domain) slot from the
+//! templates with a seeded domain rotation, runs them through the batch runner, parses and
+//! validates every item on its own, and tops up short categories in further rounds.
+
+use super::{Ctx, StageEnd, AUTHORED, REJECTS};
+use crate::batch::{estimate_cost, BatchError, CostGuard, Outcome, Request, Usage};
+use crate::config::{Config, ResponseFormat};
+use crate::record::{excerpt, Candidate, Category, Reject};
+use crate::reply;
+use crate::seeded;
+use crate::templates::Templates;
+use crate::validate::{self, Rules};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+/// One authoring request and where it sits in the rotation.
+#[derive(Debug, Clone)]
+pub struct AuthorRequest {
+    pub request: Request,
+    pub category: Category,
+    pub domain: String,
+    pub round: u32,
+    pub index: usize,
+    pub count: usize,
+}
+
+/// Everything derived from the outcomes so far.
+#[derive(Debug, Default)]
+pub struct Derived {
+    pub candidates: Vec<Candidate>,
+    pub rejects: Vec<Reject>,
+    pub usage: Usage,
+}
+
+impl Derived {
+    pub fn valid_per_category(&self) -> BTreeMap<Category, usize> {
+        let mut counts: BTreeMap<Category, usize> = Category::ALL.iter().map(|c| (*c, 0)).collect();
+        for c in &self.candidates {
+            *counts.entry(c.category).or_default() += 1;
+        }
+        counts
+    }
+}
+
+/// Valid items wanted per category: `per_category × oversample`, rounded up.
+pub fn target(config: &Config) -> usize {
+    (config.release.per_category as f64 * config.author.oversample).ceil() as usize
+}
+
+/// The rotation of domains for one category: a seeded shuffle of `author.domains`.
+fn domain_rotation(config: &Config, category: Category) -> Vec<String> {
+    let mut domains = config.author.domains.clone();
+    seeded::shuffle(&mut domains, &mut seeded::rng(config.release.seed, &format!("domains/{category}")));
+    domains
+}
+
+/// The JSON schema of an authoring reply (used for `response_format = "json_schema"`).
+pub fn reply_schema(category: Category) -> Value {
+    let strings = json!({"type": "array", "items": {"type": "string"}});
+    let mut properties = json!({
+        "prompt": {"type": "string"},
+        "golds": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 4},
+    });
+    let mut required = vec!["prompt", "golds"];
+    if category.is_memory() {
+        properties["durable"] = strings.clone();
+        properties["stale"] = strings;
+        required.extend(["durable", "stale"]);
+    }
+    json!({
+        "type": "object",
+        "properties": {"items": {"type": "array", "minItems": 1, "items": {
+            "type": "object", "properties": properties, "required": required}}},
+        "required": ["items"],
+    })
+}
+
+/// Builds the request body: model, messages, sampling, response format, then `extra_body`.
+fn body(config: &Config, templates: &Templates, category: Category, domain: &str, count: usize, custom_id: &str) -> Value {
+    let author = &config.author;
+    let count_text = count.to_string();
+    let words = author.max_gold_words.to_string();
+    let user = templates.categories[&category].render(&[("domain", domain), ("count", &count_text), ("max_gold_words", &words)]);
+    let mut body = json!({
+        "model": author.model,
+        "messages": [
+            {"role": "system", "content": templates.system},
+            {"role": "user", "content": user},
+        ],
+        "temperature": author.temperature,
+        "max_tokens": config.category(category).max_tokens.unwrap_or(author.max_tokens),
+        "seed": seeded::derive_u32(config.release.seed, custom_id),
+    });
+    match author.response_format {
+        ResponseFormat::None => {}
+        ResponseFormat::JsonObject => body["response_format"] = json!({"type": "json_object"}),
+        ResponseFormat::JsonSchema => {
+            body["response_format"] = json!({"type": "json_schema", "json_schema": {"name": "saseval_items", "schema": reply_schema(category)}})
+        }
+    }
+    merge_extra(&mut body, &author.extra_body);
+    body
+}
+
+/// Merges a `extra_body` TOML table into a request body (its keys win).
+pub fn merge_extra(body: &mut Value, extra: &toml::Table) {
+    if let (Some(obj), Ok(Value::Object(extra))) = (body.as_object_mut(), serde_json::to_value(extra)) {
+        obj.extend(extra);
+    }
+}
+
+/// Plans `n` more requests for `category` in `round`, continuing its domain rotation.
+fn plan(config: &Config, templates: &Templates, category: Category, round: u32, first_index: usize, n: usize) -> Vec<AuthorRequest> {
+    let rotation = domain_rotation(config, category);
+    let count = config.category(category).items_per_request;
+    (first_index..first_index + n)
+        .map(|index| {
+            let domain = rotation[index % rotation.len()].clone();
+            let custom_id = format!("author/{category}/r{round}/{index:04}");
+            let body = body(config, templates, category, &domain, count, &custom_id);
+            AuthorRequest {
+                request: Request { custom_id, body },
+                category,
+                domain,
+                round,
+                index,
+                count,
+            }
+        })
+        .collect()
+}
+
+/// Round 0: enough requests per category to reach the target if every item were valid.
+pub fn plan_round0(config: &Config, templates: &Templates) -> Vec<AuthorRequest> {
+    let target = target(config);
+    Category::ALL
+        .into_iter()
+        .flat_map(|category| {
+            let n = target.div_ceil(config.category(category).items_per_request);
+            plan(config, templates, category, 0, 0, n)
+        })
+        .collect()
+}
+
+/// A top-up round for the categories still short of the target, sized by the yield so far.
+fn plan_topup(config: &Config, templates: &Templates, round: u32, done: &[AuthorRequest], derived: &Derived) -> Vec<AuthorRequest> {
+    let target = target(config);
+    let valid = derived.valid_per_category();
+    let mut requests = Vec::new();
+    for category in Category::ALL {
+        let have = valid.get(&category).copied().unwrap_or(0);
+        if have >= target {
+            continue;
+        }
+        let asked: usize = done.iter().filter(|r| r.category == category).map(|r| r.count).sum();
+        let sent = done.iter().filter(|r| r.category == category).count();
+        let ipr = config.category(category).items_per_request;
+        let yield_rate = (have as f64 / asked.max(1) as f64).clamp(0.1, 1.0);
+        let round0 = target.div_ceil(ipr);
+        let n = (((target - have) as f64 / yield_rate / ipr as f64).ceil() as usize).clamp(1, round0.max(1));
+        requests.extend(plan(config, templates, category, round, sent, n));
+    }
+    requests
+}
+
+/// Parses and validates every outcome of `requests` into candidates and rejects.
+pub fn derive(config: &Config, requests: &[AuthorRequest], outcomes: &BTreeMap<String, Outcome>) -> Derived {
+    let rules = Rules {
+        max_gold_words: config.author.max_gold_words,
+        bloat_factor: config.author.bloat_factor,
+        ..Rules::default()
+    };
+    let mut derived = Derived::default();
+    let mut ordered: Vec<&AuthorRequest> = requests.iter().collect();
+    ordered.sort_by_key(|r| (r.category, r.round, r.index));
+    for r in ordered {
+        let Some(outcome) = outcomes.get(&r.request.custom_id) else {
+            continue;
+        };
+        let reject = |reason: &str, detail: String, item_id: Option<String>, raw: &str| Reject {
+            stage: "author".into(),
+            reason: reason.into(),
+            detail,
+            category: r.category,
+            custom_id: r.request.custom_id.clone(),
+            item_id,
+            domain: r.domain.clone(),
+            round: r.round,
+            collided_with: None,
+            excerpt: excerpt(raw, 600),
+        };
+        let body = match outcome {
+            Outcome::Ok(body) => body,
+            Outcome::Failed(f) => {
+                let status = f.status.map(|s| format!(" (HTTP {s})")).unwrap_or_default();
+                derived.rejects.push(reject("request_failed", format!("{}{status}: {}", f.code, f.message), None, ""));
+                continue;
+            }
+        };
+        derived.usage.add_response(body);
+        let parsed = reply::message_content(body).and_then(|reply| {
+            let truncated_by_length = reply.finish_reason.as_deref() == Some("length");
+            reply::parse_items(&reply.content).map(|items| (items, truncated_by_length, reply.content))
+        });
+        let (items, cut, content) = match parsed {
+            Ok(ok) => ok,
+            Err(e) => {
+                let raw = reply::message_content(body).map(|r| r.content).unwrap_or_default();
+                derived.rejects.push(reject(e.code(), e.to_string(), None, &raw));
+                continue;
+            }
+        };
+        if items.truncated || cut {
+            derived.rejects.push(reject(
+                "reply_truncated",
+                format!("the reply was cut off (max_tokens); {} complete item(s) salvaged of {} asked", items.items.len(), r.count),
+                None,
+                &content,
+            ));
+        }
+        for (k, value) in items.items.iter().enumerate() {
+            let id = format!("{}.r{}.{:04}.{k}", r.category, r.round, r.index);
+            let raw = value.to_string();
+            let checked = validate::fields_from_value(r.category, value)
+                .and_then(|fields| validate::check_item(r.category, &fields, &rules).map(|()| fields));
+            match checked {
+                Ok(fields) => derived.candidates.push(Candidate {
+                    id,
+                    category: r.category,
+                    domain: r.domain.clone(),
+                    prompt: fields.prompt,
+                    golds: fields.golds,
+                    durable: fields.durable,
+                    stale: fields.stale,
+                    custom_id: r.request.custom_id.clone(),
+                    model: r.request.model().to_string(),
+                    round: r.round,
+                    gold_repaired: false,
+                    needs_review: false,
+                }),
+                Err(rejection) => derived.rejects.push(reject(rejection.reason.code(), rejection.detail, Some(id), &raw)),
+            }
+        }
+    }
+    check_bloated(&rules, &mut derived);
+    derived
+}
+
+/// Bloated prompts must be clearly longer than their plain twins' median; checked once all items are in.
+fn check_bloated(rules: &Rules, derived: &mut Derived) {
+    let median = |category: Category, candidates: &[Candidate]| -> Option<f64> {
+        let mut words: Vec<usize> = candidates
+            .iter()
+            .filter(|c| c.category == category)
+            .map(|c| validate::word_count(&c.prompt))
+            .collect();
+        if words.is_empty() {
+            return None;
+        }
+        words.sort_unstable();
+        let mid = words.len() / 2;
+        Some(if words.len() % 2 == 1 {
+            words[mid] as f64
+        } else {
+            (words[mid - 1] + words[mid]) as f64 / 2.0
+        })
+    };
+    let medians = [
+        (Category::BloatedFactual, median(Category::SimpleFactual, &derived.candidates)),
+        (Category::BloatedReasoning, median(Category::Reasoning, &derived.candidates)),
+    ];
+    let mut kept = Vec::with_capacity(derived.candidates.len());
+    for c in std::mem::take(&mut derived.candidates) {
+        let verdict = match medians.iter().find(|(bloated, _)| *bloated == c.category) {
+            Some((_, plain_median)) => validate::check_bloated(validate::word_count(&c.prompt), *plain_median, rules),
+            None => Ok(()),
+        };
+        match verdict {
+            Ok(()) => kept.push(c),
+            Err(rejection) => derived.rejects.push(Reject {
+                stage: "author".into(),
+                reason: rejection.reason.code().into(),
+                detail: rejection.detail,
+                category: c.category,
+                custom_id: c.custom_id.clone(),
+                item_id: Some(c.id.clone()),
+                domain: c.domain.clone(),
+                round: c.round,
+                collided_with: None,
+                excerpt: excerpt(&c.prompt, 600),
+            }),
+        }
+    }
+    derived.candidates = kept;
+}
+
+/// Runs the stage: round 0, then top-ups until every category reaches its target or
+/// `author.max_rounds` is spent. Writes authored.jsonl and rejects.jsonl after every round.
+pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates) -> Result<StageEnd, anyhow::Error> {
+    let config = ctx.config;
+    let guard = CostGuard {
+        max_cost_usd: config.author.max_cost_usd,
+        cost_key: "author.max_cost_usd",
+    };
+    let mut all: Vec<AuthorRequest> = Vec::new();
+    let mut outcomes = BTreeMap::new();
+    let mut round_requests = plan_round0(config, templates);
+    let mut derived;
+    let mut round = 0;
+    loop {
+        let requests: Vec<Request> = round_requests.iter().map(|r| r.request.clone()).collect();
+        let result = ctx.runner.run(&format!("author-r{round}"), &requests, &guard).await?;
+        outcomes.extend(result.outcomes);
+        all.append(&mut round_requests);
+        derived = derive(config, &all, &outcomes);
+        write_outputs(ctx, &derived)?;
+        if result.waiting > 0 {
+            ctx.printer.note(format!(
+                "author: round {round} waits for {} request(s); re-run `saseval-gen author` to continue",
+                result.waiting
+            ));
+            return Ok(StageEnd::Waiting);
+        }
+        round += 1;
+        if round >= config.author.max_rounds {
+            break;
+        }
+        round_requests = plan_topup(config, templates, round, &all, &derived);
+        if round_requests.is_empty() {
+            break;
+        }
+        ctx.printer.note(format!(
+            "author: top-up round {round}: {} request(s) for the categories short of {} valid items",
+            round_requests.len(),
+            target(config)
+        ));
+    }
+    summarize(ctx, &derived);
+    Ok(StageEnd::Done)
+}
+
+fn write_outputs(ctx: &Ctx<'_>, derived: &Derived) -> Result<(), anyhow::Error> {
+    crate::jsonl::write(&ctx.out(AUTHORED), &derived.candidates)?;
+    crate::jsonl::write(&ctx.out(REJECTS), &derived.rejects)?;
+    super::write_usage(ctx, "author", derived.usage)?;
+    Ok(())
+}
+
+fn summarize(ctx: &Ctx<'_>, derived: &Derived) {
+    let target = target(ctx.config);
+    let valid = derived.valid_per_category();
+    let mut lines = vec![format!("author: valid items per category (target {target}):")];
+    for (category, n) in &valid {
+        let mark = if *n >= target { "" } else { "  (short)" };
+        lines.push(format!("  {category:<20} {n:>5}{mark}"));
+    }
+    let mut reasons: BTreeMap<&str, usize> = BTreeMap::new();
+    for r in &derived.rejects {
+        *reasons.entry(r.reason.as_str()).or_default() += 1;
+    }
+    if !reasons.is_empty() {
+        lines.push(format!("author: {} reject(s) in {}:", derived.rejects.len(), REJECTS));
+        for (reason, n) in reasons {
+            lines.push(format!("  {reason:<24} {n:>5}"));
+        }
+    }
+    ctx.printer.out(lines.join("\n"));
+}
+
+/// `--dry-run`: round 0's requests per category with token and cost estimates; sends nothing.
+pub fn dry_run(config: &Config, templates: &Templates) -> Result<String, BatchError> {
+    let requests = plan_round0(config, templates);
+    let mut lines = vec![format!(
+        "author dry run (round 0, model {}, provider {}):",
+        config.author.model, config.api.provider
+    )];
+    lines.push(format!("  {:<20} {:>8} {:>12} {:>14} {:>10}", "category", "requests", "input tok", "max output tok", "cost USD"));
+    let mut total = Vec::new();
+    for category in Category::ALL {
+        let reqs: Vec<&Request> = requests.iter().filter(|r| r.category == category).map(|r| &r.request).collect();
+        let est = estimate_cost(config, reqs.iter().copied());
+        lines.push(format!(
+            "  {:<20} {:>8} {:>12} {:>14} {:>10.4}",
+            category.name(),
+            reqs.len(),
+            est.input_tokens,
+            est.output_tokens,
+            est.usd
+        ));
+        total.extend(reqs);
+    }
+    let est = estimate_cost(config, total.iter().copied());
+    lines.push(format!(
+        "  {:<20} {:>8} {:>12} {:>14} {:>10.4}",
+        "total",
+        total.len(),
+        est.input_tokens,
+        est.output_tokens,
+        est.usd
+    ));
+    if !est.priced {
+        lines.push(format!("  note: no price for model {} in [prices]; its cost counts as 0", config.author.model));
+    }
+    lines.push(format!(
+        "  worst case: every reply uses max_tokens; batch discount {:.0}% applied; limit author.max_cost_usd = {:.2}",
+        config.api.batch_discount * 100.0,
+        config.author.max_cost_usd
+    ));
+    Ok(lines.join("\n"))
+}

@@ -1,0 +1,55 @@
+//! The three pipeline stages and what they share: the loaded config, the out dir and its
+//! side-file names, and the batch runner.
+
+pub mod assemble;
+pub mod author;
+pub mod repair;
+
+use crate::batch::Runner;
+use crate::config::Config;
+use crate::ui::Printer;
+use std::path::{Path, PathBuf};
+
+/// How a stage ended: all its work done, or waiting on batches still running / an import.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StageEnd {
+    Done,
+    Waiting,
+}
+
+/// Names of the side files in the out dir.
+pub const AUTHORED: &str = "authored.jsonl";
+pub const REJECTS: &str = "rejects.jsonl";
+pub const REPAIRED: &str = "repaired.jsonl";
+pub const REPAIR_REPORT: &str = "repair_report.jsonl";
+pub const REPAIR_SUMMARY: &str = "repair_summary.json";
+pub const USAGE: &str = "usage.json";
+
+pub struct Ctx<'a> {
+    pub config: &'a Config,
+    pub out_dir: PathBuf,
+    pub printer: &'a Printer,
+    pub runner: Runner<'a>,
+}
+
+impl Ctx<'_> {
+    pub fn out(&self, name: &str) -> PathBuf {
+        self.out_dir.join(name)
+    }
+
+    pub fn out_dir(&self) -> &Path {
+        &self.out_dir
+    }
+}
+
+/// Records the requests and tokens a stage's outcomes represent in `usage.json` (by stage).
+pub fn write_usage(ctx: &Ctx<'_>, stage: &str, usage: crate::batch::Usage) -> Result<(), anyhow::Error> {
+    let path = ctx.out(USAGE);
+    let mut all: std::collections::BTreeMap<String, crate::batch::Usage> = match std::fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_default(),
+        Err(_) => Default::default(),
+    };
+    all.insert(stage.to_string(), usage);
+    crate::fsio::write_atomic(&path, &serde_json::to_vec_pretty(&all)?)?;
+    Ok(())
+}

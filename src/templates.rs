@@ -1,0 +1,162 @@
+//! Prompt templates (`prompts/*.md`): plain text with `{{name}}` placeholders. Loading checks
+//! every placeholder against the names the template may use and must use, so a typo is an error
+//! naming the file instead of a silently wrong prompt sent to a paid API.
+
+use crate::record::Category;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum TemplateError {
+    #[error("cannot read template {path}: {source}\n  hint: the templates live in the folder named by author.prompts_dir (default: prompts/ beside the config)")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("template {path}: {message}")]
+    Invalid { path: PathBuf, message: String },
+}
+
+/// Placeholders an authoring template may use; the first two are required.
+pub const AUTHOR_REQUIRED: &[&str] = &["domain", "count"];
+pub const AUTHOR_ALLOWED: &[&str] = &["domain", "count", "max_gold_words"];
+/// The verifier template must insert the item's prompt verbatim.
+pub const VERIFY_REQUIRED: &[&str] = &["prompt"];
+
+#[derive(Debug, Clone)]
+pub struct Template {
+    pub path: PathBuf,
+    text: String,
+}
+
+impl Template {
+    pub fn load(path: &Path, required: &[&str], allowed: &[&str]) -> Result<Template, TemplateError> {
+        let text = std::fs::read_to_string(path).map_err(|source| TemplateError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Template::parse(path, text, required, allowed)
+    }
+
+    pub fn parse(path: &Path, text: String, required: &[&str], allowed: &[&str]) -> Result<Template, TemplateError> {
+        let invalid = |message: String| TemplateError::Invalid {
+            path: path.to_path_buf(),
+            message,
+        };
+        if text.trim().is_empty() {
+            return Err(invalid("the template is empty".into()));
+        }
+        let used = placeholders(&text).map_err(invalid)?;
+        if let Some(unknown) = used.iter().find(|p| !allowed.contains(&p.as_str())) {
+            return Err(invalid(format!(
+                "unknown placeholder {{{{{unknown}}}}}; allowed: {}",
+                allowed.iter().map(|a| format!("{{{{{a}}}}}")).collect::<Vec<_>>().join(", ")
+            )));
+        }
+        if let Some(missing) = required.iter().find(|r| !used.iter().any(|u| u == *r)) {
+            return Err(invalid(format!("missing required placeholder {{{{{missing}}}}}")));
+        }
+        Ok(Template {
+            path: path.to_path_buf(),
+            text,
+        })
+    }
+
+    /// Substitutes every placeholder; `vars` must hold each one the template uses.
+    pub fn render(&self, vars: &[(&str, &str)]) -> String {
+        let mut out = String::with_capacity(self.text.len() + 256);
+        let mut rest = self.text.as_str();
+        while let Some(start) = rest.find("{{") {
+            out.push_str(&rest[..start]);
+            let after = &rest[start + 2..];
+            match after.find("}}") {
+                Some(end) => {
+                    let name = after[..end].trim();
+                    let value = vars.iter().find(|(k, _)| *k == name).map(|(_, v)| *v).unwrap_or("");
+                    out.push_str(value);
+                    rest = &after[end + 2..];
+                }
+                None => {
+                    out.push_str(&rest[start..]);
+                    rest = "";
+                }
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+}
+
+/// The names of all `{{name}}` placeholders in `text`, in order.
+fn placeholders(text: &str) -> Result<Vec<String>, String> {
+    let mut names = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("{{") {
+        let after = &rest[start + 2..];
+        let end = after
+            .find("}}")
+            .ok_or_else(|| "a `{{` is never closed by `}}`".to_string())?;
+        let name = after[..end].trim();
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_lowercase() || c == '_') {
+            return Err(format!("`{{{{{}}}}}` is not a placeholder name (lower-case letters and _)", &after[..end]));
+        }
+        names.push(name.to_string());
+        rest = &after[end + 2..];
+    }
+    Ok(names)
+}
+
+/// Every template the pipeline uses, loaded and checked up front.
+#[derive(Debug, Clone)]
+pub struct Templates {
+    pub system: String,
+    pub categories: BTreeMap<Category, Template>,
+    pub verify: Template,
+}
+
+impl Templates {
+    pub fn load(dir: &Path) -> Result<Templates, TemplateError> {
+        let system = Template::load(&dir.join("system.md"), &[], &[])?;
+        let mut categories = BTreeMap::new();
+        for category in Category::ALL {
+            let path = dir.join(format!("{category}.md"));
+            categories.insert(category, Template::load(&path, AUTHOR_REQUIRED, AUTHOR_ALLOWED)?);
+        }
+        let verify = Template::load(&dir.join("verify.md"), VERIFY_REQUIRED, VERIFY_REQUIRED)?;
+        Ok(Templates {
+            system: system.text,
+            categories,
+            verify,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Template, TemplateError> {
+        Template::parse(Path::new("t.md"), text.to_string(), AUTHOR_REQUIRED, AUTHOR_ALLOWED)
+    }
+
+    #[test]
+    fn renders_known_placeholders() {
+        let t = parse("Write {{count}} items about {{ domain }}, golds ≤ {{max_gold_words}} words.").unwrap();
+        let out = t.render(&[("count", "5"), ("domain", "telecom"), ("max_gold_words", "4")]);
+        assert_eq!(out, "Write 5 items about telecom, golds ≤ 4 words.");
+    }
+
+    #[test]
+    fn unknown_placeholder_is_an_error_naming_the_file() {
+        let err = parse("{{count}} {{domain}} {{domian}}").unwrap_err().to_string();
+        assert!(err.contains("t.md") && err.contains("{{domian}}"), "{err}");
+    }
+
+    #[test]
+    fn missing_required_placeholder_is_an_error() {
+        let err = parse("Write {{count}} items.").unwrap_err().to_string();
+        assert!(err.contains("missing required placeholder {{domain}}"), "{err}");
+    }
+
+    #[test]
+    fn unclosed_braces_are_an_error() {
+        assert!(parse("{{count}} {{domain}} {{oops").is_err());
+    }
+}

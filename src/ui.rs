@@ -1,0 +1,42 @@
+//! All user-facing output goes through the `Printer`: progress and notes to stderr, results to
+//! stdout, and progress bars only on a terminal. Nothing else in the crate prints.
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::fmt::Display;
+use std::io::IsTerminal;
+
+#[derive(Debug, Clone, Default)]
+pub struct Printer {
+    pub quiet: bool,
+}
+
+impl Printer {
+    /// A progress note (stderr).
+    pub fn note(&self, msg: impl Display) {
+        if !self.quiet {
+            eprintln!("{msg}");
+        }
+    }
+
+    /// A warning (stderr), shown even when quiet.
+    pub fn warn(&self, msg: impl Display) {
+        eprintln!("warning: {msg}");
+    }
+
+    /// A result line (stdout).
+    pub fn out(&self, msg: impl Display) {
+        println!("{msg}");
+    }
+
+    /// A progress bar on stderr, hidden when stderr is not a terminal or output is quiet.
+    pub fn bar(&self, len: u64, template: &str) -> ProgressBar {
+        let bar = ProgressBar::new(len);
+        if self.quiet || !std::io::stderr().is_terminal() {
+            bar.set_draw_target(ProgressDrawTarget::hidden());
+        }
+        if let Ok(style) = ProgressStyle::with_template(template) {
+            bar.set_style(style);
+        }
+        bar
+    }
+}
