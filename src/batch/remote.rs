@@ -218,7 +218,9 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
                     None => {
                         let bytes = std::fs::read(self.input_path(&sub))
                             .map_err(|e| BatchError::Runtime(format!("cannot read {}: {e}", self.input_path(&sub).display())))?;
-                        client.upload(&upload_name, bytes).await?.id
+                        let id = client.upload(&upload_name, bytes).await?.id;
+                        crate::hooks::crash_point("uploaded-unjournaled");
+                        id
                     }
                 };
                 let s = &mut journal.submissions[i];

@@ -218,6 +218,9 @@ pub fn derive(config: &Config, requests: &[AuthorRequest], outcomes: &BTreeMap<S
                 &content,
             ));
         }
+        for raw in &items.malformed {
+            derived.rejects.push(reject("malformed_item", "an element of the items array is not valid JSON".into(), None, raw));
+        }
         for (k, value) in items.items.iter().enumerate() {
             let id = format!("{}.r{}.{:04}.{k}", r.category, r.round, r.index);
             let raw = value.to_string();

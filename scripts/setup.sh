@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what building and testing saseval-gen needs on a fresh Debian/Ubuntu machine:
+# cmake and libclang (the llama.cpp build of the local backend), the bundled model, and the
+# Python `datasets` library (the release loader check). Safe to re-run: each step is skipped
+# when already done.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v cmake >/dev/null 2>&1 || need_apt+=(cmake)
+command -v clang >/dev/null 2>&1 || need_apt+=(clang)
+dpkg -s libclang-dev >/dev/null 2>&1 || need_apt+=(libclang-dev)
+command -v sha256sum >/dev/null 2>&1 || need_apt+=(coreutils)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "setup: installing ${need_apt[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+scripts/fetch-model.sh
+
+if [ "${SASEVAL_SKIP_PYTHON:-0}" != 1 ] && ! python3 -c 'import datasets' >/dev/null 2>&1; then
+  echo "setup: installing the Python datasets library (for the release loader check)"
+  python3 -m pip install --quiet --disable-pip-version-check datasets
+fi
