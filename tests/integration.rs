@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Arc;
-use support::fake_api::{Counters, ErrorsShape, FakeApi, FakeReply, Fault, ListStyle, Responder, Route};
+use support::fake_api::{ErrorsShape, FakeApi, FakeReply, Fault, ListStyle, Responder, Route};
 use support::replies::{self, VerifierStyle};
 
 const KEY: &str = "sk-test-RECOGNISABLE-7f3a9c";
@@ -169,14 +169,6 @@ impl Run {
     fn stderr_has(&self, needle: &str) -> &Run {
         assert!(self.stderr.contains(needle), "stderr lacks {needle:?}:\n{}", self.stderr);
         self
-    }
-}
-
-/// No request line was ever part of two batches that could both bill it: a line appears in a
-/// second batch only if the first never served it.
-fn assert_no_line_billed_twice(counters: &Counters, served_once: &[String]) {
-    for id in served_once {
-        assert_eq!(counters.lines_in_batches.get(id), Some(&1), "{id} was submitted more than once");
     }
 }
 
@@ -508,4 +500,236 @@ fn an_out_dir_that_is_a_file_is_a_usage_error() {
     let world = World::with_url("http://127.0.0.1:9/v1".into());
     std::fs::write(world.out(), "not a folder").expect("file");
     world.run(&["author"]).code(2).stderr_has("not a folder");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Author validation, repair and assemble
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn planted_defects_land_in_rejects_with_their_reason() {
+    let planted: Arc<std::sync::Mutex<Vec<(String, &'static str)>>> = Arc::default();
+    let inner = good_responder();
+    let record = planted.clone();
+    let responder: Responder = Arc::new(move |custom_id: &str, body: &Value| {
+        if let Some((category, 0, 0)) = author_slot(custom_id) {
+            let (reply, defects) = replies::planted_author_reply(category, "telecom", 0);
+            let mut record = record.lock().expect("lock");
+            for (index, code) in defects {
+                record.push((format!("{category}.r0.0000.{index}"), code));
+            }
+            return FakeReply::Content(reply);
+        }
+        if custom_id == "author/simple_factual/r0/0001" {
+            return FakeReply::Content(replies::broken_reply(replies::BrokenReply::NoJson));
+        }
+        if custom_id == "author/technical_code/r0/0001" {
+            return FakeReply::Content(replies::broken_reply(replies::BrokenReply::OnlyThinking));
+        }
+        inner(custom_id, body)
+    });
+    let fake = FakeApi::start(responder);
+    let world = World::new(&fake);
+    world.run(&["author"]).success();
+    let rejects = world.read_jsonl("rejects.jsonl");
+    let planted = planted.lock().expect("lock").clone();
+    assert!(planted.len() >= 10, "the fixture plants defects: {planted:?}");
+    for (item_id, code) in &planted {
+        assert!(
+            rejects.iter().any(|r| r["item_id"] == item_id.as_str() && r["reason"] == *code),
+            "{item_id} should be rejected as {code}"
+        );
+    }
+    for (custom_id, code) in [("author/simple_factual/r0/0001", "no_json"), ("author/technical_code/r0/0001", "only_thinking")] {
+        assert!(rejects.iter().any(|r| r["custom_id"] == custom_id && r["reason"] == code), "{custom_id}: {code}");
+    }
+    let authored = world.read_jsonl("authored.jsonl");
+    assert!(count_by_category(&authored).values().all(|n| *n >= 4), "top-ups refill what the defects cost");
+    let planted_ids: Vec<&str> = planted.iter().map(|(id, _)| id.as_str()).collect();
+    assert!(authored.iter().all(|i| !planted_ids.contains(&i["id"].as_str().unwrap_or(""))));
+}
+
+/// The responder for repair tests: reasoning r0/0000 carries the wrong-key fixture; verifier
+/// `v-b` misbehaves on chosen bloated_reasoning items.
+fn repair_responder() -> Responder {
+    let inner = good_responder();
+    Arc::new(move |custom_id: &str, body: &Value| {
+        if custom_id == "author/reasoning/r0/0000" {
+            return FakeReply::Content(replies::wrong_key_reasoning_reply("fintech & payments", 0));
+        }
+        if let Some(rest) = custom_id.strip_prefix("repair/") {
+            let prompt = body.pointer("/messages/0/content").and_then(Value::as_str).and_then(|m| m.strip_prefix("verify:\n")).unwrap_or("").trim_end();
+            let style = match rest {
+                "bloated_reasoning.r0.0000.0/v-b" => VerifierStyle::WrongBy(3.0),
+                "bloated_reasoning.r0.0000.1/v-b" => VerifierStyle::Unparseable,
+                "bloated_reasoning.r0.0000.2/v-b" => VerifierStyle::ExprMismatch,
+                _ => VerifierStyle::Correct,
+            };
+            return FakeReply::Content(replies::verifier_reply(prompt, style));
+        }
+        inner(custom_id, body)
+    })
+}
+
+#[test]
+fn repair_fixes_wrong_keys_keeps_formatting_only_differences_and_flags_ill_posed_items() {
+    let fake = FakeApi::start(repair_responder());
+    let world = World::new(&fake).set("repair.models=[\"v-a\", \"v-b\"]");
+    world.run(&["author"]).success();
+    world.run(&["repair"]).success();
+    let report: BTreeMap<String, Value> = world
+        .read_jsonl("repair_report.jsonl")
+        .into_iter()
+        .map(|l| (l["item_id"].as_str().unwrap_or("").to_string(), l))
+        .collect();
+    let items = replies::wrong_key_items("fintech & payments", 0);
+    for (k, item) in items.iter().enumerate() {
+        let line = &report[&format!("reasoning.r0.0000.{k}")];
+        let expected = match item.kind {
+            replies::KeyKind::Wrong => "repaired",
+            replies::KeyKind::FormattingOnly | replies::KeyKind::Correct => "agree",
+            replies::KeyKind::IllPosed => "flagged",
+        };
+        assert_eq!(line["decision"], expected, "item {k} ({:?}): {line}", item.kind);
+        if item.kind == replies::KeyKind::Wrong {
+            let golds: Vec<String> = serde_json::from_value(line["new_golds"].clone()).expect("new golds");
+            let answer = saseval_gen::numeric::format_value(item.true_answer);
+            assert!(saseval_gen::grade::graded(&answer, &golds), "repaired golds {golds:?} grade {answer}");
+        }
+    }
+    for (k, reason) in [(0, "verifiers_disagree"), (1, "verifier_unreliable"), (2, "verifier_unreliable")] {
+        let line = &report[&format!("bloated_reasoning.r0.0000.{k}")];
+        assert_eq!((line["decision"].as_str(), line["reason"].as_str()), (Some("flagged"), Some(reason)), "{line}");
+    }
+    let repaired = world.read_jsonl("repaired.jsonl");
+    let flagged: Vec<_> = repaired.iter().filter(|i| i["_needs_review"] == true).collect();
+    let fixed: Vec<_> = repaired.iter().filter(|i| i["_gold_repaired"] == true).collect();
+    assert_eq!(fixed.len(), 2, "exactly the two planted wrong keys are repaired");
+    assert_eq!(flagged.len(), 4);
+    let summary: Value = serde_json::from_slice(&std::fs::read(world.out().join("repair_summary.json")).expect("summary")).expect("json");
+    assert_eq!(summary["total"]["repaired"], 2);
+    assert_eq!(summary["total"]["flagged"], 4);
+    let before = fake.counters().http_requests;
+    world.run(&["repair"]).success();
+    assert_eq!(fake.counters().http_requests, before, "a finished repair re-run makes no request");
+}
+
+fn release_bytes(world: &World) -> BTreeMap<String, Vec<u8>> {
+    ["saseval_v2_prompts.jsonl", "SHA256SUMS", "manifest.json", "README.md", "croissant.json"]
+        .into_iter()
+        .map(|name| (name.to_string(), std::fs::read(world.out().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))))
+        .collect()
+}
+
+#[test]
+fn run_writes_a_verified_reproducible_release() {
+    let fake = FakeApi::start(repair_responder());
+    let world = World::new(&fake).set("repair.models=[\"v-a\", \"v-b\"]");
+    world.run(&["run"]).success();
+    let records = world.read_jsonl("saseval_v2_prompts.jsonl");
+    assert_eq!(records.len(), 40);
+    assert_eq!(count_by_category(&records).values().copied().collect::<Vec<_>>(), vec![4; 10]);
+    assert!(records.iter().all(|r| r.get("_needs_review").is_none()), "flagged items are left out by default");
+    world.run(&["verify", world.out().to_str().expect("utf-8")]).success();
+    let jsonl = world.out().join("saseval_v2_prompts.jsonl");
+    world.run(&["verify", jsonl.to_str().expect("utf-8")]).success();
+    if Command::new("sha256sum").arg("--version").output().is_ok() {
+        let check = Command::new("sha256sum").args(["-c", "SHA256SUMS"]).current_dir(world.out()).output().expect("sha256sum");
+        assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stdout));
+    }
+    let manifest: Value = serde_json::from_slice(&std::fs::read(world.out().join("manifest.json")).expect("manifest")).expect("json");
+    assert_eq!(manifest["repair"]["repaired"], 2);
+    let card = std::fs::read_to_string(world.out().join("README.md")).expect("card");
+    assert!(card.contains(manifest["sha256"].as_str().expect("sha")), "the card states the hash");
+
+    let again = World::new(&fake).set("repair.models=[\"v-a\", \"v-b\"]");
+    again.run(&["run"]).success();
+    assert_eq!(release_bytes(&world), release_bytes(&again), "same inputs and seed give the same bytes");
+    check_with_datasets(&world.out());
+}
+
+/// Loads the release with the Hugging Face `datasets` library, as its users will.
+fn check_with_datasets(out: &Path) {
+    let script = r#"
+import sys, datasets
+ds = datasets.load_dataset(sys.argv[1], split="train")
+assert len(ds) == 40, len(ds)
+assert set(ds.column_names) >= {"id", "category", "prompt", "golds", "target_action", "T", "top_p", "mode", "max_new"}, ds.column_names
+print("datasets OK", len(ds))
+"#;
+    let has_datasets = Command::new("python3").args(["-c", "import datasets"]).output().is_ok_and(|o| o.status.success());
+    if !has_datasets {
+        assert!(std::env::var("SASEVAL_REQUIRE_DATASETS").is_err(), "python3 with the datasets library is required here");
+        eprintln!("skipping the datasets loader check: python3 -c 'import datasets' fails");
+        return;
+    }
+    let output = Command::new("python3")
+        .args(["-c", script, out.to_str().expect("utf-8")])
+        .env("HF_DATASETS_OFFLINE", "1")
+        .env("HF_HUB_OFFLINE", "1")
+        .env("HF_HOME", out.join("hf-home"))
+        .output()
+        .expect("python3 runs");
+    assert!(output.status.success(), "datasets could not load the release:\n{}", String::from_utf8_lossy(&output.stderr));
+}
+
+#[test]
+fn exclude_drops_near_duplicates_of_an_earlier_release() {
+    let fake = FakeApi::start(good_responder());
+    let world = World::new(&fake).set("assemble.allow_short=true");
+    world.run(&["author"]).success();
+    world.run(&["repair"]).success();
+    let authored = world.read_jsonl("authored.jsonl");
+    let victim = authored.iter().find(|i| i["category"] == "technical_code").expect("an item");
+    let earlier = world.dir.path().join("v1.jsonl");
+    let near_copy = format!("{} Thanks!", victim["prompt"].as_str().expect("prompt"));
+    std::fs::write(&earlier, format!("{}\n", serde_json::json!({"id": "sas1k-0042", "prompt": near_copy}))).expect("write");
+    world.run(&["assemble", "--exclude", earlier.to_str().expect("utf-8")]).success();
+    let rejects = world.read_jsonl("rejects.jsonl");
+    assert!(
+        rejects.iter().any(|r| r["item_id"] == victim["id"] && r["collided_with"] == "sas1k-0042" && r["reason"].as_str().unwrap_or("").starts_with("duplicate")),
+        "the near-copy of sas1k-0042 is dropped"
+    );
+    let records = world.read_jsonl("saseval_v2_prompts.jsonl");
+    assert!(records.iter().all(|r| r["prompt"] != victim["prompt"]));
+}
+
+#[test]
+fn a_short_category_fails_assemble_unless_allowed() {
+    let inner = good_responder();
+    let responder: Responder = Arc::new(move |custom_id: &str, body: &Value| {
+        if custom_id.starts_with("author/conversational/") {
+            return FakeReply::Content(replies::broken_reply(replies::BrokenReply::NoJson));
+        }
+        inner(custom_id, body)
+    });
+    let fake = FakeApi::start(responder);
+    let world = World::new(&fake);
+    let run = world.run(&["run"]);
+    run.code(1).stderr_has("conversational").stderr_has("no_json");
+    assert!(!world.out().join("saseval_v2_prompts.jsonl").exists(), "no short release is written silently");
+    let allowed = World::new(&fake).set("assemble.allow_short=true");
+    allowed.run(&["run"]).success();
+    let manifest: Value = serde_json::from_slice(&std::fs::read(allowed.out().join("manifest.json")).expect("manifest")).expect("json");
+    assert_eq!(manifest["counts"]["conversational"], 0);
+    assert!(manifest["shortfall"].as_array().is_some_and(|s| !s.is_empty()));
+    allowed.run(&["verify", allowed.out().to_str().expect("utf-8")]).success();
+}
+
+#[test]
+fn verify_reports_problems_and_never_panics_on_bad_input() {
+    let world = World::with_url("http://127.0.0.1:9/v1".into());
+    let dir = world.dir.path();
+    let cases: [(&str, Vec<u8>); 3] = [
+        ("not-json.jsonl", b"this is not json\n".to_vec()),
+        ("huge-line.jsonl", vec![b'x'; 10 * 1024 * 1024]),
+        ("wrong-schema.jsonl", b"{\"id\": 5, \"category\": \"poetry\"}\n".to_vec()),
+    ];
+    for (name, bytes) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).expect("write");
+        let run = world.run(&["verify", path.to_str().expect("utf-8")]);
+        run.code(1);
+        assert!(run.stdout.contains("problem"), "{name}: {}", run.stdout);
+    }
 }

@@ -222,15 +222,11 @@ pub fn decide(item: &Candidate, answers: Vec<VerifierAnswer>, verified: &[Quanti
     if key.is_none() {
         return flag(line, "key_unparseable");
     }
-    if verified.is_empty() || verified.len() != line.verifiers.len() {
-        let any_agree = line.verifiers.iter().any(|v| v.reliable && v.agrees_with_key == Some(true));
-        let any_disagree = line.verifiers.iter().any(|v| v.reliable && v.agrees_with_key == Some(false));
-        if any_agree && !any_disagree {
-            line.decision = Decision::Agree;
-            line.reason = "agree_partial".into();
-            return line;
-        }
-        return flag(line, if verified.is_empty() { "no_reliable_answer" } else { "verifier_unreliable" });
+    if verified.is_empty() {
+        return flag(line, "no_reliable_answer");
+    }
+    if verified.len() != line.verifiers.len() {
+        return flag(line, "verifier_unreliable");
     }
     let first = &verified[0];
     if verified.iter().skip(1).any(|q| !numeric::agree(q, first, rate)) {
