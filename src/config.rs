@@ -433,3 +433,60 @@ fn parse_override_value(raw: &str) -> toml::Value {
         .and_then(|mut t| t.remove("v"))
         .unwrap_or_else(|| toml::Value::String(raw.to_string()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo_file(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
+    }
+
+    #[test]
+    fn shipped_configs_load_and_resolve_paths_next_to_the_file() {
+        for name in ["pipeline.toml", "pipeline.local.toml"] {
+            let config = Config::load(&repo_file(name), &[]).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(config.categories.len(), 10, "{name}");
+            assert!(config.author.prompts_dir.is_absolute(), "{name}");
+            assert!(config.release.out_dir.starts_with(env!("CARGO_MANIFEST_DIR")), "{name}");
+        }
+    }
+
+    #[test]
+    fn overrides_parse_toml_values_else_strings() {
+        let args = [
+            "release.per_category=7".to_string(),
+            "api.base_url=http://127.0.0.1:8080/openai/v1".to_string(),
+            "repair.models=[\"a\", \"b\"]".to_string(),
+        ];
+        let config = Config::load(&repo_file("pipeline.toml"), &args).unwrap();
+        assert_eq!(config.release.per_category, 7);
+        assert_eq!(config.api.base_url, "http://127.0.0.1:8080/openai/v1");
+        assert_eq!(config.repair.models, ["a", "b"]);
+    }
+
+    #[test]
+    fn errors_name_the_file_the_key_and_what_is_expected() {
+        let path = repo_file("pipeline.toml");
+        let err = |args: &[&str]| {
+            let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+            Config::load(&path, &args).unwrap_err().to_string()
+        };
+        let unknown = err(&["author.colour=1"]);
+        assert!(unknown.contains("pipeline.toml") && unknown.contains("colour"), "{unknown}");
+        let wrong_type = err(&["release.seed=\"many\""]);
+        assert!(wrong_type.contains("seed"), "{wrong_type}");
+        let range = err(&["categories.reasoning.d=2"]);
+        assert!(range.contains("categories.reasoning.d") && range.contains("0 (STRICT) or 1 (DEEP)"), "{range}");
+        let bad_override = err(&["no-equals-sign"]);
+        assert!(bad_override.contains("<dotted.key>=<value>"), "{bad_override}");
+    }
+
+    #[test]
+    fn a_missing_category_table_is_an_error() {
+        let text = std::fs::read_to_string(repo_file("pipeline.toml")).unwrap();
+        let cut = text.find("[categories.memory_update]").unwrap();
+        let err = Config::parse(&text[..cut], Path::new("p.toml"), &[]).unwrap_err().to_string();
+        assert!(err.contains("missing table [categories.memory_update]"), "{err}");
+    }
+}

@@ -159,4 +159,13 @@ mod tests {
     fn unclosed_braces_are_an_error() {
         assert!(parse("{{count}} {{domain}} {{oops").is_err());
     }
+
+    #[test]
+    fn the_shipped_templates_load() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts");
+        let templates = Templates::load(&dir).unwrap();
+        assert_eq!(templates.categories.len(), 10);
+        let rendered = templates.verify.render(&[("prompt", "What is 2 + 2?")]);
+        assert!(rendered.contains("What is 2 + 2?"));
+    }
 }
