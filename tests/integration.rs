@@ -733,3 +733,11 @@ fn verify_reports_problems_and_never_panics_on_bad_input() {
         assert!(run.stdout.contains("problem"), "{name}: {}", run.stdout);
     }
 }
+
+#[test]
+fn the_readme_documents_every_reject_code() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).expect("README.md");
+    for reason in saseval_gen::validate::Reason::all() {
+        assert!(readme.contains(&format!("`{}`", reason.code())), "README.md lacks reject code {}", reason.code());
+    }
+}

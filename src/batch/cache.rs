@@ -155,3 +155,62 @@ fn parse_line(bytes: &[u8]) -> Result<((String, String), Outcome), String> {
     let entry: Entry = serde_json::from_str(line.entry.get()).map_err(|e| format!("bad entry: {e}"))?;
     Ok(((entry.custom_id, entry.body_sha256), entry.outcome))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::Failure;
+    use serde_json::json;
+
+    fn ok(n: u64) -> Outcome {
+        Outcome::Ok(json!({"choices": [{"message": {"content": format!("reply {n}")}}]}))
+    }
+
+    #[test]
+    fn outcomes_survive_a_reopen_and_duplicates_are_not_appended() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cache.jsonl");
+        let mut cache = Cache::open(&path).unwrap();
+        assert!(cache.put("a", "h1", ok(1), "batch_1").unwrap());
+        assert!(!cache.put("a", "h1", ok(2), "batch_2").unwrap(), "first outcome wins");
+        let failure = Outcome::Failed(Failure { code: "json_validate_failed".into(), status: Some(400), message: "bad".into() });
+        cache.put("b", "h2", failure.clone(), "batch_1").unwrap();
+        let reopened = Cache::open(&path).unwrap();
+        assert_eq!(reopened.len(), 2);
+        assert_eq!(reopened.get("a", "h1"), Some(&ok(1)));
+        assert_eq!(reopened.get("b", "h2"), Some(&failure));
+        assert_eq!(reopened.get("a", "other-body"), None, "a changed body is a miss");
+        assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 2);
+    }
+
+    #[test]
+    fn a_torn_last_line_is_cut_off_and_the_rest_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cache.jsonl");
+        let mut cache = Cache::open(&path).unwrap();
+        cache.put("a", "h", ok(1), "s").unwrap();
+        cache.put("b", "h", ok(2), "s").unwrap();
+        let full = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &full[..full.len() - 10]).unwrap();
+        let reopened = Cache::open(&path).unwrap();
+        assert_eq!(reopened.len(), 1);
+        assert!(reopened.get("a", "h").is_some());
+        let first_line_len = full.iter().position(|b| *b == b'\n').unwrap() + 1;
+        assert_eq!(std::fs::metadata(&path).unwrap().len() as usize, first_line_len, "the torn tail is gone");
+    }
+
+    #[test]
+    fn a_corrupted_line_is_an_error_that_says_how_to_recover() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cache.jsonl");
+        let mut cache = Cache::open(&path).unwrap();
+        cache.put("a", "h", ok(1), "s").unwrap();
+        cache.put("b", "h", ok(2), "s").unwrap();
+        let text = std::fs::read_to_string(&path).unwrap().replacen("reply 1", "reply 9", 1);
+        std::fs::write(&path, text).unwrap();
+        let err = Cache::open(&path).err().expect("corruption is detected").to_string();
+        assert!(err.contains("line 1") && err.contains("checksum mismatch") && err.contains("move the file aside"), "{err}");
+        std::fs::write(&path, "garbage\n").unwrap();
+        assert!(Cache::open(&path).is_err());
+    }
+}
