@@ -33,11 +33,18 @@ pub fn exit_code(err: &anyhow::Error) -> u8 {
 }
 
 pub async fn run(cli: Cli, printer: &Printer) -> anyhow::Result<ExitCode> {
-    if let Command::Verify { path, check_actions } = &cli.command {
+    if let Command::Verify {
+        path,
+        check_actions,
+    } = &cli.command
+    {
         return crate::stages::assemble::verify_command(&cli, path, *check_actions, printer);
     }
     let config = Config::load(&cli.config, &cli.overrides)?;
-    let out_dir = cli.out.clone().unwrap_or_else(|| config.release.out_dir.clone());
+    let out_dir = cli
+        .out
+        .clone()
+        .unwrap_or_else(|| config.release.out_dir.clone());
     let (batch, assemble, steps) = match &cli.command {
         Command::Author { dry_run: true, .. } => {
             let templates = Templates::load(&config.author.prompts_dir)?;
@@ -64,10 +71,26 @@ struct Steps {
 }
 
 impl Steps {
-    const AUTHOR: Steps = Steps { author: true, repair: false, assemble: false };
-    const REPAIR: Steps = Steps { author: false, repair: true, assemble: false };
-    const ASSEMBLE: Steps = Steps { author: false, repair: false, assemble: true };
-    const ALL: Steps = Steps { author: true, repair: true, assemble: true };
+    const AUTHOR: Steps = Steps {
+        author: true,
+        repair: false,
+        assemble: false,
+    };
+    const REPAIR: Steps = Steps {
+        author: false,
+        repair: true,
+        assemble: false,
+    };
+    const ASSEMBLE: Steps = Steps {
+        author: false,
+        repair: false,
+        assemble: true,
+    };
+    const ALL: Steps = Steps {
+        author: true,
+        repair: true,
+        assemble: true,
+    };
 }
 
 async fn run_steps(
@@ -142,10 +165,17 @@ fn status(config: &Config, out_dir: &Path, printer: &Printer) -> anyhow::Result<
     let state = StateDir::new(out_dir);
     let journals = Journal::load_all(&state.journal_dir())?;
     if journals.is_empty() {
-        printer.out(format!("{}: no jobs yet (run `saseval-gen author` or `saseval-gen run`)", out_dir.display()));
+        printer.out(format!(
+            "{}: no jobs yet (run `saseval-gen author` or `saseval-gen run`)",
+            out_dir.display()
+        ));
         return Ok(ExitCode::SUCCESS);
     }
-    let mut lines = vec![format!("out dir {} (provider {}):", out_dir.display(), config.api.provider)];
+    let mut lines = vec![format!(
+        "out dir {} (provider {}):",
+        out_dir.display(),
+        config.api.provider
+    )];
     for journal in &journals {
         lines.push(format!("job {}:", journal.job));
         for sub in &journal.submissions {
@@ -156,7 +186,9 @@ fn status(config: &Config, out_dir: &Path, printer: &Printer) -> anyhow::Result<
                 .unwrap_or_else(|| format!("{} requests", sub.requests));
             let next = match sub.state {
                 SubState::Planned => "next: upload (after checking the server for this file)",
-                SubState::Uploaded => "next: create the batch (after looking for one with this fingerprint)",
+                SubState::Uploaded => {
+                    "next: create the batch (after looking for one with this fingerprint)"
+                }
                 SubState::Created => "next: poll until it finishes, then collect",
                 SubState::Finished => "next: download and collect its results",
                 SubState::Collected => "done",
@@ -184,7 +216,10 @@ fn status(config: &Config, out_dir: &Path, printer: &Printer) -> anyhow::Result<
 /// collects what they completed and submits only the rest.
 async fn cancel(config: &Config, out_dir: &Path, printer: &Printer) -> anyhow::Result<ExitCode> {
     if !matches!(config.api.provider, Provider::Groq | Provider::Openai) {
-        printer.out(format!("provider {}: there are no remote batches to cancel", config.api.provider));
+        printer.out(format!(
+            "provider {}: there are no remote batches to cancel",
+            config.api.provider
+        ));
         return Ok(ExitCode::SUCCESS);
     }
     let state = StateDir::new(out_dir);

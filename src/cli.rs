@@ -4,7 +4,11 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
-#[command(name = "saseval-gen", version, about = "Rebuild the SASEval prompt set and publish hashed, verified releases")]
+#[command(
+    name = "saseval-gen",
+    version,
+    about = "Rebuild the SASEval prompt set and publish hashed, verified releases"
+)]
 pub struct Cli {
     /// The pipeline config.
     #[arg(long, global = true, default_value = "pipeline.toml")]

@@ -271,14 +271,21 @@ impl Config {
             source,
         })?;
         let mut config = Config::parse(&text, path, overrides)?;
-        let base = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let base = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
         config.resolve_paths(base);
         Ok(config)
     }
 
     /// Makes the config's relative paths relative to the folder that holds the config file.
     fn resolve_paths(&mut self, base: &Path) {
-        for path in [&mut self.release.out_dir, &mut self.author.prompts_dir, &mut self.local.model_path] {
+        for path in [
+            &mut self.release.out_dir,
+            &mut self.author.prompts_dir,
+            &mut self.local.model_path,
+        ] {
             if path.is_relative() {
                 *path = base.join(&*path);
             }
@@ -290,7 +297,9 @@ impl Config {
             path: path.to_path_buf(),
             message,
         };
-        let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| invalid(e.to_string()))?;
+        let mut table: toml::Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| invalid(e.to_string()))?;
         for arg in overrides {
             apply_override(&mut table, arg)?;
         }
@@ -310,53 +319,164 @@ impl Config {
 
     fn check(&self) -> Result<(), String> {
         let r = &self.release;
-        require(!r.version.trim().is_empty(), "release.version", "a non-empty string such as \"v2\"")?;
         require(
-            r.version.chars().all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_'),
+            !r.version.trim().is_empty(),
+            "release.version",
+            "a non-empty string such as \"v2\"",
+        )?;
+        require(
+            r.version
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_'),
             "release.version",
             "letters, digits, '.', '-' or '_' (it becomes part of a file name)",
         )?;
-        require(r.per_category >= 1, "release.per_category", "a whole number ≥ 1")?;
-        require(!r.id_prefix.is_empty(), "release.id_prefix", "a non-empty string")?;
+        require(
+            r.per_category >= 1,
+            "release.per_category",
+            "a whole number ≥ 1",
+        )?;
+        require(
+            !r.id_prefix.is_empty(),
+            "release.id_prefix",
+            "a non-empty string",
+        )?;
         require(
             r.date.is_empty() || crate::clock::is_iso_date(&r.date),
             "release.date",
             "a date as YYYY-MM-DD, or \"\" for today",
         )?;
         let a = &self.api;
-        require(a.poll_interval_secs > 0.0 && a.poll_interval_secs.is_finite(), "api.poll_interval_secs", "a number > 0")?;
-        require(a.max_requests_per_batch >= 1 && a.max_requests_per_batch <= 50_000, "api.max_requests_per_batch", "1 to 50000 (the Batch API's line limit)")?;
-        require(a.max_bytes_per_batch >= 1_000 && a.max_bytes_per_batch <= 200_000_000, "api.max_bytes_per_batch", "1000 to 200000000 (the Batch API's 200 MB file limit)")?;
-        require(a.max_requests_per_job >= 1, "api.max_requests_per_job", "a whole number ≥ 1")?;
-        require((0.0..=1.0).contains(&a.batch_discount), "api.batch_discount", "a fraction from 0 to 1")?;
-        require(a.retry_initial_secs > 0.0 && a.retry_initial_secs.is_finite(), "api.retry_initial_secs", "a number > 0")?;
-        require(a.request_timeout_secs > 0.0 && a.request_timeout_secs.is_finite(), "api.request_timeout_secs", "a number > 0")?;
-        require(a.max_expiries >= 1, "api.max_expiries", "a whole number ≥ 1")?;
-        require(!a.completion_window.trim().is_empty(), "api.completion_window", "a window such as \"24h\"")?;
-        require(!a.api_key_env.trim().is_empty(), "api.api_key_env", "the name of an environment variable")?;
+        require(
+            a.poll_interval_secs > 0.0 && a.poll_interval_secs.is_finite(),
+            "api.poll_interval_secs",
+            "a number > 0",
+        )?;
+        require(
+            a.max_requests_per_batch >= 1 && a.max_requests_per_batch <= 50_000,
+            "api.max_requests_per_batch",
+            "1 to 50000 (the Batch API's line limit)",
+        )?;
+        require(
+            a.max_bytes_per_batch >= 1_000 && a.max_bytes_per_batch <= 200_000_000,
+            "api.max_bytes_per_batch",
+            "1000 to 200000000 (the Batch API's 200 MB file limit)",
+        )?;
+        require(
+            a.max_requests_per_job >= 1,
+            "api.max_requests_per_job",
+            "a whole number ≥ 1",
+        )?;
+        require(
+            (0.0..=1.0).contains(&a.batch_discount),
+            "api.batch_discount",
+            "a fraction from 0 to 1",
+        )?;
+        require(
+            a.retry_initial_secs > 0.0 && a.retry_initial_secs.is_finite(),
+            "api.retry_initial_secs",
+            "a number > 0",
+        )?;
+        require(
+            a.request_timeout_secs > 0.0 && a.request_timeout_secs.is_finite(),
+            "api.request_timeout_secs",
+            "a number > 0",
+        )?;
+        require(
+            a.max_expiries >= 1,
+            "api.max_expiries",
+            "a whole number ≥ 1",
+        )?;
+        require(
+            !a.completion_window.trim().is_empty(),
+            "api.completion_window",
+            "a window such as \"24h\"",
+        )?;
+        require(
+            !a.api_key_env.trim().is_empty(),
+            "api.api_key_env",
+            "the name of an environment variable",
+        )?;
         if matches!(a.provider, Provider::Groq | Provider::Openai) {
             crate::batch::client::check_base_url(&a.base_url).map_err(|e| e.to_string())?;
         }
         let au = &self.author;
         require(!au.model.trim().is_empty(), "author.model", "a model name")?;
-        require((0.0..=2.0).contains(&au.temperature), "author.temperature", "a number from 0 to 2")?;
-        require(au.max_tokens >= 16, "author.max_tokens", "a whole number ≥ 16")?;
-        require(au.oversample >= 1.0 && au.oversample <= 10.0, "author.oversample", "a number from 1 to 10")?;
-        require(au.max_rounds >= 1, "author.max_rounds", "a whole number ≥ 1")?;
-        require(au.max_gold_words >= 1, "author.max_gold_words", "a whole number ≥ 1")?;
-        require(au.max_cost_usd >= 0.0, "author.max_cost_usd", "a number ≥ 0")?;
-        require(au.bloat_factor >= 1.0, "author.bloat_factor", "a number ≥ 1")?;
-        require(!au.domains.is_empty(), "author.domains", "a non-empty list of enterprise domains")?;
-        require(au.domains.iter().all(|d| !d.trim().is_empty()), "author.domains", "non-empty domain names")?;
-        let rp = &self.repair;
-        require(!rp.models.is_empty(), "repair.models", "a list of one or more verifier models")?;
-        require((0.0..=2.0).contains(&rp.temperature), "repair.temperature", "a number from 0 to 2")?;
-        require(rp.max_tokens >= 16, "repair.max_tokens", "a whole number ≥ 16")?;
-        require(rp.max_cost_usd >= 0.0, "repair.max_cost_usd", "a number ≥ 0")?;
-        let mut seen = std::collections::BTreeSet::new();
-        require(rp.models.iter().all(|m| seen.insert(m)), "repair.models", "distinct model names")?;
         require(
-            (0.0..=1.0).contains(&self.assemble.near_dup_threshold) && self.assemble.near_dup_threshold > 0.0,
+            (0.0..=2.0).contains(&au.temperature),
+            "author.temperature",
+            "a number from 0 to 2",
+        )?;
+        require(
+            au.max_tokens >= 16,
+            "author.max_tokens",
+            "a whole number ≥ 16",
+        )?;
+        require(
+            au.oversample >= 1.0 && au.oversample <= 10.0,
+            "author.oversample",
+            "a number from 1 to 10",
+        )?;
+        require(
+            au.max_rounds >= 1,
+            "author.max_rounds",
+            "a whole number ≥ 1",
+        )?;
+        require(
+            au.max_gold_words >= 1,
+            "author.max_gold_words",
+            "a whole number ≥ 1",
+        )?;
+        require(
+            au.max_cost_usd >= 0.0,
+            "author.max_cost_usd",
+            "a number ≥ 0",
+        )?;
+        require(
+            au.bloat_factor >= 1.0,
+            "author.bloat_factor",
+            "a number ≥ 1",
+        )?;
+        require(
+            !au.domains.is_empty(),
+            "author.domains",
+            "a non-empty list of enterprise domains",
+        )?;
+        require(
+            au.domains.iter().all(|d| !d.trim().is_empty()),
+            "author.domains",
+            "non-empty domain names",
+        )?;
+        let rp = &self.repair;
+        require(
+            !rp.models.is_empty(),
+            "repair.models",
+            "a list of one or more verifier models",
+        )?;
+        require(
+            (0.0..=2.0).contains(&rp.temperature),
+            "repair.temperature",
+            "a number from 0 to 2",
+        )?;
+        require(
+            rp.max_tokens >= 16,
+            "repair.max_tokens",
+            "a whole number ≥ 16",
+        )?;
+        require(
+            rp.max_cost_usd >= 0.0,
+            "repair.max_cost_usd",
+            "a number ≥ 0",
+        )?;
+        let mut seen = std::collections::BTreeSet::new();
+        require(
+            rp.models.iter().all(|m| seen.insert(m)),
+            "repair.models",
+            "distinct model names",
+        )?;
+        require(
+            (0.0..=1.0).contains(&self.assemble.near_dup_threshold)
+                && self.assemble.near_dup_threshold > 0.0,
             "assemble.near_dup_threshold",
             "a Jaccard similarity in (0, 1]",
         )?;
@@ -370,7 +490,10 @@ impl Config {
         for name in self.categories.keys() {
             if Category::from_name(name).is_none() {
                 let known: Vec<_> = Category::ALL.iter().map(|c| c.name()).collect();
-                return Err(format!("unknown category [categories.{name}]; expected one of: {}", known.join(", ")));
+                return Err(format!(
+                    "unknown category [categories.{name}]; expected one of: {}",
+                    known.join(", ")
+                ));
             }
         }
         for category in Category::ALL {
@@ -378,12 +501,32 @@ impl Config {
             let Some(row) = self.categories.get(category.name()) else {
                 return Err(format!("missing table [{key}] (every category needs its target action c, T, p, d, L and items_per_request)"));
             };
-            require((0.0..=1.0).contains(&row.c), &format!("{key}.c"), "a fraction from 0 to 1")?;
-            require((0.0..=2.0).contains(&row.t), &format!("{key}.T"), "a temperature from 0 to 2")?;
-            require(row.p > 0.0 && row.p <= 1.0, &format!("{key}.p"), "a top-p in (0, 1]")?;
+            require(
+                (0.0..=1.0).contains(&row.c),
+                &format!("{key}.c"),
+                "a fraction from 0 to 1",
+            )?;
+            require(
+                (0.0..=2.0).contains(&row.t),
+                &format!("{key}.T"),
+                "a temperature from 0 to 2",
+            )?;
+            require(
+                row.p > 0.0 && row.p <= 1.0,
+                &format!("{key}.p"),
+                "a top-p in (0, 1]",
+            )?;
             require(row.d <= 1, &format!("{key}.d"), "0 (STRICT) or 1 (DEEP)")?;
-            require(row.l >= 1 && row.l <= 2048, &format!("{key}.L"), "max new tokens from 1 to 2048")?;
-            require(row.items_per_request >= 1 && row.items_per_request <= 50, &format!("{key}.items_per_request"), "1 to 50")?;
+            require(
+                row.l >= 1 && row.l <= 2048,
+                &format!("{key}.L"),
+                "max new tokens from 1 to 2048",
+            )?;
+            require(
+                row.items_per_request >= 1 && row.items_per_request <= 50,
+                &format!("{key}.items_per_request"),
+                "1 to 50",
+            )?;
             if let Some(t) = row.max_tokens {
                 require(t >= 16, &format!("{key}.max_tokens"), "a whole number ≥ 16")?;
             }
@@ -406,7 +549,9 @@ fn apply_override(table: &mut toml::Table, arg: &str) -> Result<(), ConfigError>
         arg: arg.to_string(),
         message: message.to_string(),
     };
-    let (key, raw) = arg.split_once('=').ok_or_else(|| bad("expected <dotted.key>=<value>"))?;
+    let (key, raw) = arg
+        .split_once('=')
+        .ok_or_else(|| bad("expected <dotted.key>=<value>"))?;
     let path: Vec<&str> = key.trim().split('.').collect();
     if path.iter().any(|p| p.is_empty()) {
         return Err(bad("the key has an empty part"));
@@ -445,10 +590,17 @@ mod tests {
     #[test]
     fn shipped_configs_load_and_resolve_paths_next_to_the_file() {
         for name in ["pipeline.toml", "pipeline.local.toml"] {
-            let config = Config::load(&repo_file(name), &[]).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let config =
+                Config::load(&repo_file(name), &[]).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(config.categories.len(), 10, "{name}");
             assert!(config.author.prompts_dir.is_absolute(), "{name}");
-            assert!(config.release.out_dir.starts_with(env!("CARGO_MANIFEST_DIR")), "{name}");
+            assert!(
+                config
+                    .release
+                    .out_dir
+                    .starts_with(env!("CARGO_MANIFEST_DIR")),
+                "{name}"
+            );
         }
     }
 
@@ -473,20 +625,34 @@ mod tests {
             Config::load(&path, &args).unwrap_err().to_string()
         };
         let unknown = err(&["author.colour=1"]);
-        assert!(unknown.contains("pipeline.toml") && unknown.contains("colour"), "{unknown}");
+        assert!(
+            unknown.contains("pipeline.toml") && unknown.contains("colour"),
+            "{unknown}"
+        );
         let wrong_type = err(&["release.seed=\"many\""]);
         assert!(wrong_type.contains("seed"), "{wrong_type}");
         let range = err(&["categories.reasoning.d=2"]);
-        assert!(range.contains("categories.reasoning.d") && range.contains("0 (STRICT) or 1 (DEEP)"), "{range}");
+        assert!(
+            range.contains("categories.reasoning.d") && range.contains("0 (STRICT) or 1 (DEEP)"),
+            "{range}"
+        );
         let bad_override = err(&["no-equals-sign"]);
-        assert!(bad_override.contains("<dotted.key>=<value>"), "{bad_override}");
+        assert!(
+            bad_override.contains("<dotted.key>=<value>"),
+            "{bad_override}"
+        );
     }
 
     #[test]
     fn a_missing_category_table_is_an_error() {
         let text = std::fs::read_to_string(repo_file("pipeline.toml")).unwrap();
         let cut = text.find("[categories.memory_update]").unwrap();
-        let err = Config::parse(&text[..cut], Path::new("p.toml"), &[]).unwrap_err().to_string();
-        assert!(err.contains("missing table [categories.memory_update]"), "{err}");
+        let err = Config::parse(&text[..cut], Path::new("p.toml"), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("missing table [categories.memory_update]"),
+            "{err}"
+        );
     }
 }

@@ -7,9 +7,16 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
     #[error("another saseval-gen (pid {pid}) is working in {dir}: wait for it to finish, or use another --out. If no such process runs, delete {lock}")]
-    Held { pid: u32, dir: PathBuf, lock: PathBuf },
+    Held {
+        pid: u32,
+        dir: PathBuf,
+        lock: PathBuf,
+    },
     #[error("cannot lock the out dir {dir}: {source}")]
-    Io { dir: PathBuf, source: std::io::Error },
+    Io {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 pub struct OutLock {
@@ -24,14 +31,20 @@ impl OutLock {
             source,
         };
         for _ in 0..3 {
-            match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
                 Ok(mut file) => {
                     write!(file, "{}", std::process::id()).map_err(io)?;
                     file.sync_all().map_err(io)?;
                     return Ok(OutLock { path });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let owner = std::fs::read_to_string(&path).ok().and_then(|s| s.trim().parse::<u32>().ok());
+                    let owner = std::fs::read_to_string(&path)
+                        .ok()
+                        .and_then(|s| s.trim().parse::<u32>().ok());
                     match owner {
                         Some(pid) if pid != std::process::id() && process_alive(pid) => {
                             return Err(LockError::Held {
@@ -53,7 +66,9 @@ impl OutLock {
                 Err(e) => return Err(io(e)),
             }
         }
-        Err(io(std::io::Error::other("the lock file keeps changing; another process is racing for it")))
+        Err(io(std::io::Error::other(
+            "the lock file keeps changing; another process is racing for it",
+        )))
     }
 }
 
@@ -81,7 +96,10 @@ mod tests {
         let _first = OutLock::acquire(dir.path()).unwrap();
         // Pretend a live foreign process holds it: pid 1 always exists.
         std::fs::write(dir.path().join(".saseval.lock"), "1").unwrap();
-        assert!(matches!(OutLock::acquire(dir.path()), Err(LockError::Held { pid: 1, .. })));
+        assert!(matches!(
+            OutLock::acquire(dir.path()),
+            Err(LockError::Held { pid: 1, .. })
+        ));
     }
 
     #[test]

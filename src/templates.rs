@@ -9,7 +9,10 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum TemplateError {
     #[error("cannot read template {path}: {source}\n  hint: the templates live in the folder named by author.prompts_dir (default: prompts/ beside the config)")]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("template {path}: {message}")]
     Invalid { path: PathBuf, message: String },
 }
@@ -27,7 +30,11 @@ pub struct Template {
 }
 
 impl Template {
-    pub fn load(path: &Path, required: &[&str], allowed: &[&str]) -> Result<Template, TemplateError> {
+    pub fn load(
+        path: &Path,
+        required: &[&str],
+        allowed: &[&str],
+    ) -> Result<Template, TemplateError> {
         let text = std::fs::read_to_string(path).map_err(|source| TemplateError::Read {
             path: path.to_path_buf(),
             source,
@@ -35,7 +42,12 @@ impl Template {
         Template::parse(path, text, required, allowed)
     }
 
-    pub fn parse(path: &Path, text: String, required: &[&str], allowed: &[&str]) -> Result<Template, TemplateError> {
+    pub fn parse(
+        path: &Path,
+        text: String,
+        required: &[&str],
+        allowed: &[&str],
+    ) -> Result<Template, TemplateError> {
         let invalid = |message: String| TemplateError::Invalid {
             path: path.to_path_buf(),
             message,
@@ -47,11 +59,17 @@ impl Template {
         if let Some(unknown) = used.iter().find(|p| !allowed.contains(&p.as_str())) {
             return Err(invalid(format!(
                 "unknown placeholder {{{{{unknown}}}}}; allowed: {}",
-                allowed.iter().map(|a| format!("{{{{{a}}}}}")).collect::<Vec<_>>().join(", ")
+                allowed
+                    .iter()
+                    .map(|a| format!("{{{{{a}}}}}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )));
         }
         if let Some(missing) = required.iter().find(|r| !used.iter().any(|u| u == *r)) {
-            return Err(invalid(format!("missing required placeholder {{{{{missing}}}}}")));
+            return Err(invalid(format!(
+                "missing required placeholder {{{{{missing}}}}}"
+            )));
         }
         Ok(Template {
             path: path.to_path_buf(),
@@ -69,7 +87,11 @@ impl Template {
             match after.find("}}") {
                 Some(end) => {
                     let name = after[..end].trim();
-                    let value = vars.iter().find(|(k, _)| *k == name).map(|(_, v)| *v).unwrap_or("");
+                    let value = vars
+                        .iter()
+                        .find(|(k, _)| *k == name)
+                        .map(|(_, v)| *v)
+                        .unwrap_or("");
                     out.push_str(value);
                     rest = &after[end + 2..];
                 }
@@ -95,7 +117,10 @@ fn placeholders(text: &str) -> Result<Vec<String>, String> {
             .ok_or_else(|| "a `{{` is never closed by `}}`".to_string())?;
         let name = after[..end].trim();
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_lowercase() || c == '_') {
-            return Err(format!("`{{{{{}}}}}` is not a placeholder name (lower-case letters and _)", &after[..end]));
+            return Err(format!(
+                "`{{{{{}}}}}` is not a placeholder name (lower-case letters and _)",
+                &after[..end]
+            ));
         }
         names.push(name.to_string());
         rest = &after[end + 2..];
@@ -117,7 +142,10 @@ impl Templates {
         let mut categories = BTreeMap::new();
         for category in Category::ALL {
             let path = dir.join(format!("{category}.md"));
-            categories.insert(category, Template::load(&path, AUTHOR_REQUIRED, AUTHOR_ALLOWED)?);
+            categories.insert(
+                category,
+                Template::load(&path, AUTHOR_REQUIRED, AUTHOR_ALLOWED)?,
+            );
         }
         let verify = Template::load(&dir.join("verify.md"), VERIFY_REQUIRED, VERIFY_REQUIRED)?;
         Ok(Templates {
@@ -133,26 +161,42 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Result<Template, TemplateError> {
-        Template::parse(Path::new("t.md"), text.to_string(), AUTHOR_REQUIRED, AUTHOR_ALLOWED)
+        Template::parse(
+            Path::new("t.md"),
+            text.to_string(),
+            AUTHOR_REQUIRED,
+            AUTHOR_ALLOWED,
+        )
     }
 
     #[test]
     fn renders_known_placeholders() {
-        let t = parse("Write {{count}} items about {{ domain }}, golds ≤ {{max_gold_words}} words.").unwrap();
-        let out = t.render(&[("count", "5"), ("domain", "telecom"), ("max_gold_words", "4")]);
+        let t =
+            parse("Write {{count}} items about {{ domain }}, golds ≤ {{max_gold_words}} words.")
+                .unwrap();
+        let out = t.render(&[
+            ("count", "5"),
+            ("domain", "telecom"),
+            ("max_gold_words", "4"),
+        ]);
         assert_eq!(out, "Write 5 items about telecom, golds ≤ 4 words.");
     }
 
     #[test]
     fn unknown_placeholder_is_an_error_naming_the_file() {
-        let err = parse("{{count}} {{domain}} {{domian}}").unwrap_err().to_string();
+        let err = parse("{{count}} {{domain}} {{domian}}")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("t.md") && err.contains("{{domian}}"), "{err}");
     }
 
     #[test]
     fn missing_required_placeholder_is_an_error() {
         let err = parse("Write {{count}} items.").unwrap_err().to_string();
-        assert!(err.contains("missing required placeholder {{domain}}"), "{err}");
+        assert!(
+            err.contains("missing required placeholder {{domain}}"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -32,7 +32,8 @@ fn repo() -> PathBuf {
 /// The parts of a test-template user message: `category=… count=… domain=…`.
 fn template_field<'a>(body: &'a Value, key: &str) -> Option<&'a str> {
     let user = body.pointer("/messages/1/content")?.as_str()?;
-    user.split_whitespace().find_map(|w| w.strip_prefix(key).and_then(|r| r.strip_prefix('=')))
+    user.split_whitespace()
+        .find_map(|w| w.strip_prefix(key).and_then(|r| r.strip_prefix('=')))
 }
 
 /// `author/<category>/r<round>/<index>` → (category, round, index).
@@ -49,23 +50,32 @@ fn author_slot(custom_id: &str) -> Option<(&str, usize, usize)> {
 fn good_responder() -> Responder {
     Arc::new(|custom_id: &str, body: &Value| {
         if let Some((category, round, index)) = author_slot(custom_id) {
-            let count = template_field(body, "count").and_then(|c| c.parse().ok()).unwrap_or(1);
+            let count = template_field(body, "count")
+                .and_then(|c| c.parse().ok())
+                .unwrap_or(1);
             let domain = template_field(body, "domain").unwrap_or("cloud/DevOps");
-            return FakeReply::Content(replies::author_reply(category, domain, count, round * 1000 + index));
+            return FakeReply::Content(replies::author_reply(
+                category,
+                domain,
+                count,
+                round * 1000 + index,
+            ));
         }
         let prompt = body
             .pointer("/messages/0/content")
             .and_then(Value::as_str)
             .and_then(|m| m.strip_prefix("verify:\n"))
             .unwrap_or("");
-        FakeReply::Content(replies::verifier_reply(prompt.trim_end(), VerifierStyle::Correct))
+        FakeReply::Content(replies::verifier_reply(
+            prompt.trim_end(),
+            VerifierStyle::Correct,
+        ))
     })
 }
 
 /// One test's world: a temp dir with the out dir, and the command line that reaches the fake.
 struct World {
     dir: tempfile::TempDir,
-    base_url: String,
     sets: Vec<String>,
 }
 
@@ -83,14 +93,16 @@ impl World {
             "api.api_key_env=SASEVAL_TEST_KEY".into(),
             "release.per_category=4".into(),
             "release.date=2026-11-29".into(),
-            format!("author.prompts_dir={}", repo().join("tests/fixtures/prompts").display()),
+            format!(
+                "author.prompts_dir={}",
+                repo().join("tests/fixtures/prompts").display()
+            ),
             "author.extra_body={}".into(),
         ]
         .into_iter()
         .collect();
         World {
             dir: tempfile::tempdir().expect("temp dir"),
-            base_url,
             sets,
         }
     }
@@ -112,7 +124,9 @@ impl World {
             cmd.arg("--set").arg(s);
         }
         cmd.args(args);
-        cmd.env("SASEVAL_TEST_KEY", KEY).env_remove("SASEVAL_CRASH_AFTER").env_remove("RUST_LOG");
+        cmd.env("SASEVAL_TEST_KEY", KEY)
+            .env_remove("SASEVAL_CRASH_AFTER")
+            .env_remove("RUST_LOG");
         cmd
     }
 
@@ -157,17 +171,33 @@ impl Run {
     }
 
     fn success(&self) -> &Run {
-        assert_eq!(self.code, Some(0), "expected success\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        assert_eq!(
+            self.code,
+            Some(0),
+            "expected success\nstdout:\n{}\nstderr:\n{}",
+            self.stdout,
+            self.stderr
+        );
         self
     }
 
     fn code(&self, code: i32) -> &Run {
-        assert_eq!(self.code, Some(code), "expected exit {code}\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        assert_eq!(
+            self.code,
+            Some(code),
+            "expected exit {code}\nstdout:\n{}\nstderr:\n{}",
+            self.stdout,
+            self.stderr
+        );
         self
     }
 
     fn stderr_has(&self, needle: &str) -> &Run {
-        assert!(self.stderr.contains(needle), "stderr lacks {needle:?}:\n{}", self.stderr);
+        assert!(
+            self.stderr.contains(needle),
+            "stderr lacks {needle:?}:\n{}",
+            self.stderr
+        );
         self
     }
 }
@@ -175,7 +205,9 @@ impl Run {
 fn count_by_category(items: &[Value]) -> BTreeMap<String, usize> {
     let mut counts = BTreeMap::new();
     for item in items {
-        *counts.entry(item["category"].as_str().unwrap_or("?").to_string()).or_default() += 1;
+        *counts
+            .entry(item["category"].as_str().unwrap_or("?").to_string())
+            .or_default() += 1;
     }
     counts
 }
@@ -206,26 +238,50 @@ fn author_fills_every_category_and_a_rerun_makes_no_request() {
     let items = world.read_jsonl("authored.jsonl");
     let counts = count_by_category(&items);
     for category in CATEGORIES {
-        assert!(counts.get(category).copied().unwrap_or(0) >= 4, "{category}: {counts:?}");
+        assert!(
+            counts.get(category).copied().unwrap_or(0) >= 4,
+            "{category}: {counts:?}"
+        );
     }
-    let ids: std::collections::BTreeSet<_> = items.iter().map(|i| i["id"].as_str().unwrap_or("")).collect();
+    let ids: std::collections::BTreeSet<_> = items
+        .iter()
+        .map(|i| i["id"].as_str().unwrap_or(""))
+        .collect();
     assert_eq!(ids.len(), items.len(), "item ids are unique");
     let before = fake.counters();
-    assert!(before.lines_in_batches.values().all(|n| *n == 1), "no request line sent twice");
+    assert!(
+        before.lines_in_batches.values().all(|n| *n == 1),
+        "no request line sent twice"
+    );
     assert_eq!(before.unauthorized, 0);
     world.run(&["author"]).success();
-    assert_eq!(fake.counters().http_requests, before.http_requests, "a finished re-run makes no HTTP request");
+    assert_eq!(
+        fake.counters().http_requests,
+        before.http_requests,
+        "a finished re-run makes no HTTP request"
+    );
 }
 
 #[test]
 fn rate_limit_with_retry_after_is_honoured() {
     let fake = FakeApi::start(good_responder());
-    fake.push_fault(Fault::RateLimit { route: Route::Upload, times: 1, retry_after: Some(1) });
-    fake.push_fault(Fault::RateLimit { route: Route::GetBatch, times: 2, retry_after: None });
+    fake.push_fault(Fault::RateLimit {
+        route: Route::Upload,
+        times: 1,
+        retry_after: Some(1),
+    });
+    fake.push_fault(Fault::RateLimit {
+        route: Route::GetBatch,
+        times: 2,
+        retry_after: None,
+    });
     let world = World::new(&fake);
     let started = std::time::Instant::now();
     world.run(&["author"]).success();
-    assert!(started.elapsed() >= std::time::Duration::from_secs(1), "retry-after: 1 was not waited for");
+    assert!(
+        started.elapsed() >= std::time::Duration::from_secs(1),
+        "retry-after: 1 was not waited for"
+    );
     assert!(fake.counters().lines_in_batches.values().all(|n| *n == 1));
 }
 
@@ -233,16 +289,33 @@ fn rate_limit_with_retry_after_is_honoured() {
 fn server_error_bursts_and_connection_resets_are_retried() {
     let fake = FakeApi::start(good_responder());
     for status in [500, 502, 503] {
-        fake.push_fault(Fault::ServerError { route: Route::GetBatch, status, times: 1 });
+        fake.push_fault(Fault::ServerError {
+            route: Route::GetBatch,
+            status,
+            times: 1,
+        });
     }
-    fake.push_fault(Fault::ResetConnection { route: Route::Upload, times: 1 });
-    fake.push_fault(Fault::ResetConnection { route: Route::Download, times: 1 });
+    fake.push_fault(Fault::ResetConnection {
+        route: Route::Upload,
+        times: 1,
+    });
+    fake.push_fault(Fault::ResetConnection {
+        route: Route::Download,
+        times: 1,
+    });
     fake.push_fault(Fault::TruncatedDownload { times: 1 });
     let world = World::new(&fake);
     world.run(&["author"]).success();
     let counters = fake.counters();
-    assert!(counters.lines_in_batches.values().all(|n| *n == 1), "no request line sent twice");
-    assert!(counters.faults_fired >= 6, "faults fired: {}", counters.faults_fired);
+    assert!(
+        counters.lines_in_batches.values().all(|n| *n == 1),
+        "no request line sent twice"
+    );
+    assert!(
+        counters.faults_fired >= 6,
+        "faults fired: {}",
+        counters.faults_fired
+    );
     assert!(!world.read_jsonl("authored.jsonl").is_empty());
 }
 
@@ -253,9 +326,17 @@ fn an_expired_batch_keeps_its_done_half_and_resubmits_only_the_rest() {
     let world = World::new(&fake).set("api.max_requests_per_batch=1000");
     world.run(&["author"]).success();
     let counters = fake.counters();
-    let twice: Vec<_> = counters.lines_in_batches.iter().filter(|(_, n)| **n == 2).collect();
+    let twice: Vec<_> = counters
+        .lines_in_batches
+        .iter()
+        .filter(|(_, n)| **n == 2)
+        .collect();
     let total = counters.lines_in_batches.len();
-    assert_eq!(twice.len() + 20, total, "only the unserved lines went into a second batch");
+    assert_eq!(
+        twice.len() + 20,
+        total,
+        "only the unserved lines went into a second batch"
+    );
     assert!(counters.lines_in_batches.values().all(|n| *n <= 2));
     assert_eq!(counters.batches_created, 2);
 }
@@ -269,7 +350,11 @@ fn a_failed_batch_is_reported_and_not_resubmitted_blindly() {
         world.run(&["author"]).code(1).stderr_has("failed");
         let created = fake.counters().batches_created;
         world.run(&["author"]).code(1).stderr_has("--retry-failed");
-        assert_eq!(fake.counters().batches_created, created, "no new batch without --retry-failed");
+        assert_eq!(
+            fake.counters().batches_created,
+            created,
+            "no new batch without --retry-failed"
+        );
         world.run(&["author", "--retry-failed"]).success();
     }
 }
@@ -290,12 +375,21 @@ fn error_file_lines_become_rejects_and_are_cached() {
     let world = World::new(&fake);
     world.run(&["author"]).success();
     let rejects = world.read_jsonl("rejects.jsonl");
-    assert!(rejects.iter().any(|r| r["custom_id"] == "author/technical_code/r0/0001"
-        && r["reason"] == "request_failed"
-        && r["detail"].as_str().unwrap_or("").contains("json_validate_failed")));
+    assert!(rejects
+        .iter()
+        .any(|r| r["custom_id"] == "author/technical_code/r0/0001"
+            && r["reason"] == "request_failed"
+            && r["detail"]
+                .as_str()
+                .unwrap_or("")
+                .contains("json_validate_failed")));
     let before = fake.counters().http_requests;
     world.run(&["author"]).success();
-    assert_eq!(fake.counters().http_requests, before, "a failed request's final outcome is cached");
+    assert_eq!(
+        fake.counters().http_requests,
+        before,
+        "a failed request's final outcome is cached"
+    );
 }
 
 #[test]
@@ -315,14 +409,35 @@ fn a_crash_after_any_journal_step_resumes_without_sending_a_line_twice() {
         let fake = FakeApi::start(good_responder());
         let world = World::new(&fake);
         let crashed = world.run_env(&["author"], &[("SASEVAL_CRASH_AFTER", step)]);
-        assert_ne!(crashed.code, Some(0), "{step}: the hook did not fire\n{}", crashed.stderr);
-        assert!(crashed.stderr.contains(&format!("crashing after step `{step}`")), "{step}: {}", crashed.stderr);
+        assert_ne!(
+            crashed.code,
+            Some(0),
+            "{step}: the hook did not fire\n{}",
+            crashed.stderr
+        );
+        assert!(
+            crashed
+                .stderr
+                .contains(&format!("crashing after step `{step}`")),
+            "{step}: {}",
+            crashed.stderr
+        );
         world.run(&["author"]).success();
         let counters = fake.counters();
-        assert!(counters.lines_in_batches.values().all(|n| *n == 1), "{step}: a line was sent twice: {:?}", counters.lines_in_batches.values().max());
-        assert_eq!(counters.batches_created, 1, "{step}: a second batch was created");
+        assert!(
+            counters.lines_in_batches.values().all(|n| *n == 1),
+            "{step}: a line was sent twice: {:?}",
+            counters.lines_in_batches.values().max()
+        );
+        assert_eq!(
+            counters.batches_created, 1,
+            "{step}: a second batch was created"
+        );
         let items = world.read_jsonl("authored.jsonl");
-        assert!(count_by_category(&items).len() == 10, "{step}: authoring incomplete");
+        assert!(
+            count_by_category(&items).len() == 10,
+            "{step}: authoring incomplete"
+        );
     }
 }
 
@@ -333,27 +448,47 @@ fn the_api_key_never_reaches_a_file_or_the_terminal() {
     let world = World::new(&fake);
     let run = world.run_env(&["run"], &[("RUST_LOG", "trace")]);
     run.success();
-    assert!(!run.stdout.contains(KEY) && !run.stderr.contains(KEY), "the key was printed");
+    assert!(
+        !run.stdout.contains(KEY) && !run.stderr.contains(KEY),
+        "the key was printed"
+    );
     for file in all_files(&world.out()) {
         let bytes = std::fs::read(&file).expect("readable");
         let found = bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes());
         assert!(!found, "the key is in {}", file.display());
     }
-    assert_eq!(fake.counters().unauthorized, 0, "every request carried the key");
+    assert_eq!(
+        fake.counters().unauthorized,
+        0,
+        "every request carried the key"
+    );
 }
 
 #[test]
 fn no_wait_submits_and_exits_then_a_rerun_collects() {
     let fake = FakeApi::start(good_responder());
     let world = World::new(&fake);
-    world.run(&["author", "--no-wait"]).success().stderr_has("--no-wait");
-    assert!(!world.out().join("authored.jsonl").exists() || world.read_jsonl("authored.jsonl").is_empty());
+    world
+        .run(&["author", "--no-wait"])
+        .success()
+        .stderr_has("--no-wait");
+    assert!(
+        !world.out().join("authored.jsonl").exists()
+            || world.read_jsonl("authored.jsonl").is_empty()
+    );
     assert_eq!(fake.counters().polls, 0);
     let status = world.run(&["status"]);
     status.success();
-    assert!(status.stdout.contains("created") && status.stdout.contains("batch_"), "{}", status.stdout);
+    assert!(
+        status.stdout.contains("created") && status.stdout.contains("batch_"),
+        "{}",
+        status.stdout
+    );
     world.run(&["author"]).success();
-    assert_eq!(count_by_category(&world.read_jsonl("authored.jsonl")).len(), 10);
+    assert_eq!(
+        count_by_category(&world.read_jsonl("authored.jsonl")).len(),
+        10
+    );
     assert!(fake.counters().lines_in_batches.values().all(|n| *n == 1));
 }
 
@@ -365,7 +500,14 @@ fn a_batch_cancelled_by_someone_else_keeps_its_lines_and_a_rerun_sends_only_the_
     world.run(&["author"]).code(1).stderr_has("cancelled");
     world.run(&["author"]).success();
     let counters = fake.counters();
-    assert_eq!(counters.lines_in_batches.values().filter(|n| **n == 1).count(), 10);
+    assert_eq!(
+        counters
+            .lines_in_batches
+            .values()
+            .filter(|n| **n == 1)
+            .count(),
+        10
+    );
     assert!(counters.lines_in_batches.values().all(|n| *n <= 2));
 }
 
@@ -384,7 +526,11 @@ fn an_output_file_that_404s_stops_with_a_clear_message_and_loses_nothing() {
     let world = World::new(&fake);
     world.run(&["author"]).code(1).stderr_has("404");
     let status = world.run(&["status"]);
-    assert!(status.stdout.contains("finished"), "the batch stays journaled for a later re-run: {}", status.stdout);
+    assert!(
+        status.stdout.contains("finished"),
+        "the batch stays journaled for a later re-run: {}",
+        status.stdout
+    );
 }
 
 #[test]
@@ -392,7 +538,10 @@ fn list_paging_in_openai_style_finds_a_batch_after_a_crash() {
     let fake = FakeApi::start(good_responder());
     fake.set_list_style(ListStyle::OpenAi);
     let world = World::new(&fake).set("api.max_requests_per_batch=5");
-    let crashed = world.run_env(&["author"], &[("SASEVAL_CRASH_AFTER", "created-unjournaled:4")]);
+    let crashed = world.run_env(
+        &["author"],
+        &[("SASEVAL_CRASH_AFTER", "created-unjournaled:4")],
+    );
     assert_ne!(crashed.code, Some(0));
     world.run(&["author"]).success();
     let counters = fake.counters();
@@ -404,7 +553,10 @@ fn list_paging_in_openai_style_finds_a_batch_after_a_crash() {
 fn changing_one_template_resends_only_its_requests() {
     let fake = FakeApi::start(good_responder());
     let prompts = tempfile::tempdir().expect("temp dir");
-    for entry in std::fs::read_dir(repo().join("tests/fixtures/prompts")).expect("fixtures").flatten() {
+    for entry in std::fs::read_dir(repo().join("tests/fixtures/prompts"))
+        .expect("fixtures")
+        .flatten()
+    {
         std::fs::copy(entry.path(), prompts.path().join(entry.file_name())).expect("copy");
     }
     let world = World::new(&fake).set(&format!("author.prompts_dir={}", prompts.path().display()));
@@ -416,7 +568,8 @@ fn changing_one_template_resends_only_its_requests() {
     world.run(&["author"]).success();
     let second = fake.counters().lines_in_batches;
     for (id, n) in &second {
-        let expected = first.get(id).copied().unwrap_or(0) + usize::from(id.starts_with("author/reasoning/"));
+        let expected =
+            first.get(id).copied().unwrap_or(0) + usize::from(id.starts_with("author/reasoning/"));
         assert_eq!(*n, expected, "{id}");
     }
 }
@@ -431,15 +584,21 @@ fn the_file_backend_exports_requests_and_imports_another_engines_output() {
     for file in all_files(&export_dir) {
         for line in read_jsonl(&file) {
             let id = line["custom_id"].as_str().expect("custom_id");
-            let FakeReply::Content(content) = responder(id, &line["body"]) else { unreachable!() };
+            let FakeReply::Content(content) = responder(id, &line["body"]) else {
+                unreachable!()
+            };
             output.push_str(&serde_json::json!({"id": "x", "custom_id": id, "response": {"status_code": 200, "body": {"choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 1, "completion_tokens": 1}}}, "error": null}).to_string());
             output.push('\n');
         }
     }
     let results = world.dir.path().join("results.jsonl");
     std::fs::write(&results, output).expect("write results");
-    world.run(&["author", "--import", results.to_str().expect("utf-8 path")]).success();
-    assert!(count_by_category(&world.read_jsonl("authored.jsonl")).values().all(|n| *n >= 4));
+    world
+        .run(&["author", "--import", results.to_str().expect("utf-8 path")])
+        .success();
+    assert!(count_by_category(&world.read_jsonl("authored.jsonl"))
+        .values()
+        .all(|n| *n >= 4));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -462,28 +621,49 @@ fn config_errors_exit_2_naming_the_key_before_any_request() {
         world.run(&["author"]).code(2).stderr_has(needle);
     }
     let world = World::new(&fake).set("api.api_key_env=SASEVAL_NO_SUCH_KEY");
-    world.run(&["author"]).code(2).stderr_has("SASEVAL_NO_SUCH_KEY");
+    world
+        .run(&["author"])
+        .code(2)
+        .stderr_has("SASEVAL_NO_SUCH_KEY");
     assert_eq!(fake.counters().http_requests, 0);
 }
 
 #[test]
 fn template_with_unknown_placeholder_is_exit_2_naming_the_file() {
     let prompts = tempfile::tempdir().expect("temp dir");
-    for entry in std::fs::read_dir(repo().join("tests/fixtures/prompts")).expect("fixtures").flatten() {
+    for entry in std::fs::read_dir(repo().join("tests/fixtures/prompts"))
+        .expect("fixtures")
+        .flatten()
+    {
         std::fs::copy(entry.path(), prompts.path().join(entry.file_name())).expect("copy");
     }
-    std::fs::write(prompts.path().join("memory_recall.md"), "{{count}} {{domain}} {{colour}}").expect("write");
-    let world = World::with_url("http://127.0.0.1:9/v1".into()).set(&format!("author.prompts_dir={}", prompts.path().display()));
-    world.run(&["author"]).code(2).stderr_has("memory_recall.md").stderr_has("{{colour}}");
+    std::fs::write(
+        prompts.path().join("memory_recall.md"),
+        "{{count}} {{domain}} {{colour}}",
+    )
+    .expect("write");
+    let world = World::with_url("http://127.0.0.1:9/v1".into())
+        .set(&format!("author.prompts_dir={}", prompts.path().display()));
+    world
+        .run(&["author"])
+        .code(2)
+        .stderr_has("memory_recall.md")
+        .stderr_has("{{colour}}");
 }
 
 #[test]
 fn the_cost_guard_refuses_before_submitting() {
     let fake = FakeApi::start(good_responder());
     let world = World::new(&fake).set("author.max_cost_usd=0.0001");
-    world.run(&["author"]).code(2).stderr_has("author.max_cost_usd");
+    world
+        .run(&["author"])
+        .code(2)
+        .stderr_has("author.max_cost_usd");
     let world = World::new(&fake).set("api.max_requests_per_job=3");
-    world.run(&["author"]).code(2).stderr_has("api.max_requests_per_job");
+    world
+        .run(&["author"])
+        .code(2)
+        .stderr_has("api.max_requests_per_job");
     assert_eq!(fake.counters().uploads, 0);
 }
 
@@ -533,20 +713,38 @@ fn planted_defects_land_in_rejects_with_their_reason() {
     world.run(&["author"]).success();
     let rejects = world.read_jsonl("rejects.jsonl");
     let planted = planted.lock().expect("lock").clone();
-    assert!(planted.len() >= 10, "the fixture plants defects: {planted:?}");
+    assert!(
+        planted.len() >= 10,
+        "the fixture plants defects: {planted:?}"
+    );
     for (item_id, code) in &planted {
         assert!(
-            rejects.iter().any(|r| r["item_id"] == item_id.as_str() && r["reason"] == *code),
+            rejects
+                .iter()
+                .any(|r| r["item_id"] == item_id.as_str() && r["reason"] == *code),
             "{item_id} should be rejected as {code}"
         );
     }
-    for (custom_id, code) in [("author/simple_factual/r0/0001", "no_json"), ("author/technical_code/r0/0001", "only_thinking")] {
-        assert!(rejects.iter().any(|r| r["custom_id"] == custom_id && r["reason"] == code), "{custom_id}: {code}");
+    for (custom_id, code) in [
+        ("author/simple_factual/r0/0001", "no_json"),
+        ("author/technical_code/r0/0001", "only_thinking"),
+    ] {
+        assert!(
+            rejects
+                .iter()
+                .any(|r| r["custom_id"] == custom_id && r["reason"] == code),
+            "{custom_id}: {code}"
+        );
     }
     let authored = world.read_jsonl("authored.jsonl");
-    assert!(count_by_category(&authored).values().all(|n| *n >= 4), "top-ups refill what the defects cost");
+    assert!(
+        count_by_category(&authored).values().all(|n| *n >= 4),
+        "top-ups refill what the defects cost"
+    );
     let planted_ids: Vec<&str> = planted.iter().map(|(id, _)| id.as_str()).collect();
-    assert!(authored.iter().all(|i| !planted_ids.contains(&i["id"].as_str().unwrap_or(""))));
+    assert!(authored
+        .iter()
+        .all(|i| !planted_ids.contains(&i["id"].as_str().unwrap_or(""))));
 }
 
 /// The responder for repair tests: reasoning r0/0000 carries the wrong-key fixture; verifier
@@ -558,7 +756,12 @@ fn repair_responder() -> Responder {
             return FakeReply::Content(replies::wrong_key_reasoning_reply("fintech & payments", 0));
         }
         if let Some(rest) = custom_id.strip_prefix("repair/") {
-            let prompt = body.pointer("/messages/0/content").and_then(Value::as_str).and_then(|m| m.strip_prefix("verify:\n")).unwrap_or("").trim_end();
+            let prompt = body
+                .pointer("/messages/0/content")
+                .and_then(Value::as_str)
+                .and_then(|m| m.strip_prefix("verify:\n"))
+                .unwrap_or("")
+                .trim_end();
             let style = match rest {
                 "bloated_reasoning.r0.0000.0/v-b" => VerifierStyle::WrongBy(3.0),
                 "bloated_reasoning.r0.0000.1/v-b" => VerifierStyle::Unparseable,
@@ -590,35 +793,79 @@ fn repair_fixes_wrong_keys_keeps_formatting_only_differences_and_flags_ill_posed
             replies::KeyKind::FormattingOnly | replies::KeyKind::Correct => "agree",
             replies::KeyKind::IllPosed => "flagged",
         };
-        assert_eq!(line["decision"], expected, "item {k} ({:?}): {line}", item.kind);
+        assert_eq!(
+            line["decision"], expected,
+            "item {k} ({:?}): {line}",
+            item.kind
+        );
         if item.kind == replies::KeyKind::Wrong {
-            let golds: Vec<String> = serde_json::from_value(line["new_golds"].clone()).expect("new golds");
+            let golds: Vec<String> =
+                serde_json::from_value(line["new_golds"].clone()).expect("new golds");
             let answer = saseval_gen::numeric::format_value(item.true_answer);
-            assert!(saseval_gen::grade::graded(&answer, &golds), "repaired golds {golds:?} grade {answer}");
+            assert!(
+                saseval_gen::grade::graded(&answer, &golds),
+                "repaired golds {golds:?} grade {answer}"
+            );
         }
     }
-    for (k, reason) in [(0, "verifiers_disagree"), (1, "verifier_unreliable"), (2, "verifier_unreliable")] {
+    for (k, reason) in [
+        (0, "verifiers_disagree"),
+        (1, "verifier_unreliable"),
+        (2, "verifier_unreliable"),
+    ] {
         let line = &report[&format!("bloated_reasoning.r0.0000.{k}")];
-        assert_eq!((line["decision"].as_str(), line["reason"].as_str()), (Some("flagged"), Some(reason)), "{line}");
+        assert_eq!(
+            (line["decision"].as_str(), line["reason"].as_str()),
+            (Some("flagged"), Some(reason)),
+            "{line}"
+        );
     }
     let repaired = world.read_jsonl("repaired.jsonl");
-    let flagged: Vec<_> = repaired.iter().filter(|i| i["_needs_review"] == true).collect();
-    let fixed: Vec<_> = repaired.iter().filter(|i| i["_gold_repaired"] == true).collect();
-    assert_eq!(fixed.len(), 2, "exactly the two planted wrong keys are repaired");
+    let flagged: Vec<_> = repaired
+        .iter()
+        .filter(|i| i["_needs_review"] == true)
+        .collect();
+    let fixed: Vec<_> = repaired
+        .iter()
+        .filter(|i| i["_gold_repaired"] == true)
+        .collect();
+    assert_eq!(
+        fixed.len(),
+        2,
+        "exactly the two planted wrong keys are repaired"
+    );
     assert_eq!(flagged.len(), 4);
-    let summary: Value = serde_json::from_slice(&std::fs::read(world.out().join("repair_summary.json")).expect("summary")).expect("json");
+    let summary: Value = serde_json::from_slice(
+        &std::fs::read(world.out().join("repair_summary.json")).expect("summary"),
+    )
+    .expect("json");
     assert_eq!(summary["total"]["repaired"], 2);
     assert_eq!(summary["total"]["flagged"], 4);
     let before = fake.counters().http_requests;
     world.run(&["repair"]).success();
-    assert_eq!(fake.counters().http_requests, before, "a finished repair re-run makes no request");
+    assert_eq!(
+        fake.counters().http_requests,
+        before,
+        "a finished repair re-run makes no request"
+    );
 }
 
 fn release_bytes(world: &World) -> BTreeMap<String, Vec<u8>> {
-    ["saseval_v2_prompts.jsonl", "SHA256SUMS", "manifest.json", "README.md", "croissant.json"]
-        .into_iter()
-        .map(|name| (name.to_string(), std::fs::read(world.out().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))))
-        .collect()
+    [
+        "saseval_v2_prompts.jsonl",
+        "SHA256SUMS",
+        "manifest.json",
+        "README.md",
+        "croissant.json",
+    ]
+    .into_iter()
+    .map(|name| {
+        (
+            name.to_string(),
+            std::fs::read(world.out().join(name)).unwrap_or_else(|e| panic!("{name}: {e}")),
+        )
+    })
+    .collect()
 }
 
 #[test]
@@ -628,23 +875,54 @@ fn run_writes_a_verified_reproducible_release() {
     world.run(&["run"]).success();
     let records = world.read_jsonl("saseval_v2_prompts.jsonl");
     assert_eq!(records.len(), 40);
-    assert_eq!(count_by_category(&records).values().copied().collect::<Vec<_>>(), vec![4; 10]);
-    assert!(records.iter().all(|r| r.get("_needs_review").is_none()), "flagged items are left out by default");
-    world.run(&["verify", world.out().to_str().expect("utf-8")]).success();
+    assert_eq!(
+        count_by_category(&records)
+            .values()
+            .copied()
+            .collect::<Vec<_>>(),
+        vec![4; 10]
+    );
+    assert!(
+        records.iter().all(|r| r.get("_needs_review").is_none()),
+        "flagged items are left out by default"
+    );
+    world
+        .run(&["verify", world.out().to_str().expect("utf-8")])
+        .success();
     let jsonl = world.out().join("saseval_v2_prompts.jsonl");
-    world.run(&["verify", jsonl.to_str().expect("utf-8")]).success();
+    world
+        .run(&["verify", jsonl.to_str().expect("utf-8")])
+        .success();
     if Command::new("sha256sum").arg("--version").output().is_ok() {
-        let check = Command::new("sha256sum").args(["-c", "SHA256SUMS"]).current_dir(world.out()).output().expect("sha256sum");
-        assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stdout));
+        let check = Command::new("sha256sum")
+            .args(["-c", "SHA256SUMS"])
+            .current_dir(world.out())
+            .output()
+            .expect("sha256sum");
+        assert!(
+            check.status.success(),
+            "{}",
+            String::from_utf8_lossy(&check.stdout)
+        );
     }
-    let manifest: Value = serde_json::from_slice(&std::fs::read(world.out().join("manifest.json")).expect("manifest")).expect("json");
+    let manifest: Value = serde_json::from_slice(
+        &std::fs::read(world.out().join("manifest.json")).expect("manifest"),
+    )
+    .expect("json");
     assert_eq!(manifest["repair"]["repaired"], 2);
     let card = std::fs::read_to_string(world.out().join("README.md")).expect("card");
-    assert!(card.contains(manifest["sha256"].as_str().expect("sha")), "the card states the hash");
+    assert!(
+        card.contains(manifest["sha256"].as_str().expect("sha")),
+        "the card states the hash"
+    );
 
     let again = World::new(&fake).set("repair.models=[\"v-a\", \"v-b\"]");
     again.run(&["run"]).success();
-    assert_eq!(release_bytes(&world), release_bytes(&again), "same inputs and seed give the same bytes");
+    assert_eq!(
+        release_bytes(&world),
+        release_bytes(&again),
+        "same inputs and seed give the same bytes"
+    );
     check_with_datasets(&world.out());
 }
 
@@ -657,9 +935,15 @@ assert len(ds) == 40, len(ds)
 assert set(ds.column_names) >= {"id", "category", "prompt", "golds", "target_action", "T", "top_p", "mode", "max_new"}, ds.column_names
 print("datasets OK", len(ds))
 "#;
-    let has_datasets = Command::new("python3").args(["-c", "import datasets"]).output().is_ok_and(|o| o.status.success());
+    let has_datasets = Command::new("python3")
+        .args(["-c", "import datasets"])
+        .output()
+        .is_ok_and(|o| o.status.success());
     if !has_datasets {
-        assert!(std::env::var("SASEVAL_REQUIRE_DATASETS").is_err(), "python3 with the datasets library is required here");
+        assert!(
+            std::env::var("SASEVAL_REQUIRE_DATASETS").is_err(),
+            "python3 with the datasets library is required here"
+        );
         eprintln!("skipping the datasets loader check: python3 -c 'import datasets' fails");
         return;
     }
@@ -670,7 +954,11 @@ print("datasets OK", len(ds))
         .env("HF_HOME", out.join("hf-home"))
         .output()
         .expect("python3 runs");
-    assert!(output.status.success(), "datasets could not load the release:\n{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "datasets could not load the release:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
 
 #[test]
@@ -680,14 +968,28 @@ fn exclude_drops_near_duplicates_of_an_earlier_release() {
     world.run(&["author"]).success();
     world.run(&["repair"]).success();
     let authored = world.read_jsonl("authored.jsonl");
-    let victim = authored.iter().find(|i| i["category"] == "technical_code").expect("an item");
+    let victim = authored
+        .iter()
+        .find(|i| i["category"] == "technical_code")
+        .expect("an item");
     let earlier = world.dir.path().join("v1.jsonl");
     let near_copy = format!("{} Thanks!", victim["prompt"].as_str().expect("prompt"));
-    std::fs::write(&earlier, format!("{}\n", serde_json::json!({"id": "sas1k-0042", "prompt": near_copy}))).expect("write");
-    world.run(&["assemble", "--exclude", earlier.to_str().expect("utf-8")]).success();
+    std::fs::write(
+        &earlier,
+        format!(
+            "{}\n",
+            serde_json::json!({"id": "sas1k-0042", "prompt": near_copy})
+        ),
+    )
+    .expect("write");
+    world
+        .run(&["assemble", "--exclude", earlier.to_str().expect("utf-8")])
+        .success();
     let rejects = world.read_jsonl("rejects.jsonl");
     assert!(
-        rejects.iter().any(|r| r["item_id"] == victim["id"] && r["collided_with"] == "sas1k-0042" && r["reason"].as_str().unwrap_or("").starts_with("duplicate")),
+        rejects.iter().any(|r| r["item_id"] == victim["id"]
+            && r["collided_with"] == "sas1k-0042"
+            && r["reason"].as_str().unwrap_or("").starts_with("duplicate")),
         "the near-copy of sas1k-0042 is dropped"
     );
     let records = world.read_jsonl("saseval_v2_prompts.jsonl");
@@ -706,14 +1008,26 @@ fn a_short_category_fails_assemble_unless_allowed() {
     let fake = FakeApi::start(responder);
     let world = World::new(&fake);
     let run = world.run(&["run"]);
-    run.code(1).stderr_has("conversational").stderr_has("no_json");
-    assert!(!world.out().join("saseval_v2_prompts.jsonl").exists(), "no short release is written silently");
+    run.code(1)
+        .stderr_has("conversational")
+        .stderr_has("no_json");
+    assert!(
+        !world.out().join("saseval_v2_prompts.jsonl").exists(),
+        "no short release is written silently"
+    );
     let allowed = World::new(&fake).set("assemble.allow_short=true");
     allowed.run(&["run"]).success();
-    let manifest: Value = serde_json::from_slice(&std::fs::read(allowed.out().join("manifest.json")).expect("manifest")).expect("json");
+    let manifest: Value = serde_json::from_slice(
+        &std::fs::read(allowed.out().join("manifest.json")).expect("manifest"),
+    )
+    .expect("json");
     assert_eq!(manifest["counts"]["conversational"], 0);
-    assert!(manifest["shortfall"].as_array().is_some_and(|s| !s.is_empty()));
-    allowed.run(&["verify", allowed.out().to_str().expect("utf-8")]).success();
+    assert!(manifest["shortfall"]
+        .as_array()
+        .is_some_and(|s| !s.is_empty()));
+    allowed
+        .run(&["verify", allowed.out().to_str().expect("utf-8")])
+        .success();
 }
 
 #[test]
@@ -723,7 +1037,10 @@ fn verify_reports_problems_and_never_panics_on_bad_input() {
     let cases: [(&str, Vec<u8>); 3] = [
         ("not-json.jsonl", b"this is not json\n".to_vec()),
         ("huge-line.jsonl", vec![b'x'; 10 * 1024 * 1024]),
-        ("wrong-schema.jsonl", b"{\"id\": 5, \"category\": \"poetry\"}\n".to_vec()),
+        (
+            "wrong-schema.jsonl",
+            b"{\"id\": 5, \"category\": \"poetry\"}\n".to_vec(),
+        ),
     ];
     for (name, bytes) in cases {
         let path = dir.join(name);
@@ -738,6 +1055,10 @@ fn verify_reports_problems_and_never_panics_on_bad_input() {
 fn the_readme_documents_every_reject_code() {
     let readme = std::fs::read_to_string(repo().join("README.md")).expect("README.md");
     for reason in saseval_gen::validate::Reason::all() {
-        assert!(readme.contains(&format!("`{}`", reason.code())), "README.md lacks reject code {}", reason.code());
+        assert!(
+            readme.contains(&format!("`{}`", reason.code())),
+            "README.md lacks reject code {}",
+            reason.code()
+        );
     }
 }

@@ -14,9 +14,16 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum CacheError {
     #[error("cannot read the response cache {path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("the response cache {path} is damaged at line {line} ({what}). Paid responses are never dropped silently: move the file aside (e.g. `mv {path} {path}.damaged`) and re-run; the run re-collects completed batches from the journal and the downloaded output files under state/downloads. Restore lines from the moved file by hand if needed.")]
-    Corrupt { path: PathBuf, line: usize, what: String },
+    Corrupt {
+        path: PathBuf,
+        line: usize,
+        what: String,
+    },
 }
 
 #[derive(Serialize, Deserialize)]
@@ -70,7 +77,10 @@ impl Cache {
             line_no += 1;
             if buf.last() != Some(&b'\n') {
                 tracing::warn!(path = %path.display(), line = line_no, "cutting off a torn last cache line left by a crash; its outcome is re-collected");
-                let file = std::fs::OpenOptions::new().write(true).open(path).map_err(io_err)?;
+                let file = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .map_err(io_err)?;
                 file.set_len(good_len).map_err(io_err)?;
                 file.sync_all().map_err(io_err)?;
                 break;
@@ -87,7 +97,8 @@ impl Cache {
     }
 
     pub fn get(&self, custom_id: &str, body_sha256: &str) -> Option<&Outcome> {
-        self.entries.get(&(custom_id.to_string(), body_sha256.to_string()))
+        self.entries
+            .get(&(custom_id.to_string(), body_sha256.to_string()))
     }
 
     pub fn len(&self) -> usize {
@@ -122,9 +133,11 @@ impl Cache {
                 source: std::io::Error::other(e),
             })?;
             let sum = hex(&Sha256::digest(entry_json.as_bytes()));
-            writeln!(bytes, "{{\"sum\":\"{sum}\",\"entry\":{entry_json}}}").map_err(|e| CacheError::Io {
-                path: self.path.clone(),
-                source: e,
+            writeln!(bytes, "{{\"sum\":\"{sum}\",\"entry\":{entry_json}}}").map_err(|e| {
+                CacheError::Io {
+                    path: self.path.clone(),
+                    source: e,
+                }
             })?;
             added.push((key, entry.outcome));
         }
@@ -140,19 +153,27 @@ impl Cache {
         Ok(count)
     }
 
-    pub fn put(&mut self, custom_id: &str, body_sha256: &str, outcome: Outcome, source: &str) -> Result<bool, CacheError> {
+    pub fn put(
+        &mut self,
+        custom_id: &str,
+        body_sha256: &str,
+        outcome: Outcome,
+        source: &str,
+    ) -> Result<bool, CacheError> {
         Ok(self.put_all([(custom_id, body_sha256, outcome)], source)? == 1)
     }
 }
 
 fn parse_line(bytes: &[u8]) -> Result<((String, String), Outcome), String> {
     let text = std::str::from_utf8(bytes).map_err(|_| "not UTF-8".to_string())?;
-    let line: Line = serde_json::from_str(text.trim_end()).map_err(|e| format!("not a cache record: {e}"))?;
+    let line: Line =
+        serde_json::from_str(text.trim_end()).map_err(|e| format!("not a cache record: {e}"))?;
     let sum = hex(&Sha256::digest(line.entry.get().as_bytes()));
     if sum != line.sum {
         return Err("checksum mismatch".into());
     }
-    let entry: Entry = serde_json::from_str(line.entry.get()).map_err(|e| format!("bad entry: {e}"))?;
+    let entry: Entry =
+        serde_json::from_str(line.entry.get()).map_err(|e| format!("bad entry: {e}"))?;
     Ok(((entry.custom_id, entry.body_sha256), entry.outcome))
 }
 
@@ -172,14 +193,25 @@ mod tests {
         let path = dir.path().join("cache.jsonl");
         let mut cache = Cache::open(&path).unwrap();
         assert!(cache.put("a", "h1", ok(1), "batch_1").unwrap());
-        assert!(!cache.put("a", "h1", ok(2), "batch_2").unwrap(), "first outcome wins");
-        let failure = Outcome::Failed(Failure { code: "json_validate_failed".into(), status: Some(400), message: "bad".into() });
+        assert!(
+            !cache.put("a", "h1", ok(2), "batch_2").unwrap(),
+            "first outcome wins"
+        );
+        let failure = Outcome::Failed(Failure {
+            code: "json_validate_failed".into(),
+            status: Some(400),
+            message: "bad".into(),
+        });
         cache.put("b", "h2", failure.clone(), "batch_1").unwrap();
         let reopened = Cache::open(&path).unwrap();
         assert_eq!(reopened.len(), 2);
         assert_eq!(reopened.get("a", "h1"), Some(&ok(1)));
         assert_eq!(reopened.get("b", "h2"), Some(&failure));
-        assert_eq!(reopened.get("a", "other-body"), None, "a changed body is a miss");
+        assert_eq!(
+            reopened.get("a", "other-body"),
+            None,
+            "a changed body is a miss"
+        );
         assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 2);
     }
 
@@ -196,7 +228,11 @@ mod tests {
         assert_eq!(reopened.len(), 1);
         assert!(reopened.get("a", "h").is_some());
         let first_line_len = full.iter().position(|b| *b == b'\n').unwrap() + 1;
-        assert_eq!(std::fs::metadata(&path).unwrap().len() as usize, first_line_len, "the torn tail is gone");
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().len() as usize,
+            first_line_len,
+            "the torn tail is gone"
+        );
     }
 
     #[test]
@@ -206,10 +242,20 @@ mod tests {
         let mut cache = Cache::open(&path).unwrap();
         cache.put("a", "h", ok(1), "s").unwrap();
         cache.put("b", "h", ok(2), "s").unwrap();
-        let text = std::fs::read_to_string(&path).unwrap().replacen("reply 1", "reply 9", 1);
+        let text = std::fs::read_to_string(&path)
+            .unwrap()
+            .replacen("reply 1", "reply 9", 1);
         std::fs::write(&path, text).unwrap();
-        let err = Cache::open(&path).err().expect("corruption is detected").to_string();
-        assert!(err.contains("line 1") && err.contains("checksum mismatch") && err.contains("move the file aside"), "{err}");
+        let err = Cache::open(&path)
+            .err()
+            .expect("corruption is detected")
+            .to_string();
+        assert!(
+            err.contains("line 1")
+                && err.contains("checksum mismatch")
+                && err.contains("move the file aside"),
+            "{err}"
+        );
         std::fs::write(&path, "garbage\n").unwrap();
         assert!(Cache::open(&path).is_err());
     }

@@ -18,13 +18,24 @@ pub enum ClientError {
     #[error("api.base_url {0} is not a valid URL")]
     BadUrl(String),
     #[error("{what}: the server said {status}: {message}")]
-    Status { what: String, status: u16, message: String },
+    Status {
+        what: String,
+        status: u16,
+        message: String,
+    },
     #[error("{what}: {message} (gave up after {attempts} attempts; re-run to continue — nothing completed is lost)")]
-    Transport { what: String, message: String, attempts: usize },
+    Transport {
+        what: String,
+        message: String,
+        attempts: usize,
+    },
     #[error("{what}: unexpected reply from the server: {message}")]
     Protocol { what: String, message: String },
     #[error("{what}: {source}")]
-    Io { what: String, source: std::io::Error },
+    Io {
+        what: String,
+        source: std::io::Error,
+    },
 }
 
 impl ClientError {
@@ -33,7 +44,13 @@ impl ClientError {
         matches!(
             self,
             ClientError::MissingKey(_) | ClientError::InsecureUrl(_) | ClientError::BadUrl(_)
-        ) || matches!(self, ClientError::Status { status: 401 | 403, .. })
+        ) || matches!(
+            self,
+            ClientError::Status {
+                status: 401 | 403,
+                ..
+            }
+        )
     }
 
     pub fn status(&self) -> Option<u16> {
@@ -69,9 +86,15 @@ pub fn check_base_url(url: &str) -> Result<reqwest::Url, ClientError> {
     match parsed.scheme() {
         "https" => Ok(parsed),
         "http" => {
-            let host = parsed.host_str().unwrap_or("").trim_start_matches('[').trim_end_matches(']');
+            let host = parsed
+                .host_str()
+                .unwrap_or("")
+                .trim_start_matches('[')
+                .trim_end_matches(']');
             let loopback = host.eq_ignore_ascii_case("localhost")
-                || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
+                || host
+                    .parse::<std::net::IpAddr>()
+                    .is_ok_and(|ip| ip.is_loopback());
             if loopback {
                 Ok(parsed)
             } else {
@@ -123,20 +146,31 @@ pub struct BatchObject {
 
 impl BatchObject {
     pub fn is_terminal(&self) -> bool {
-        matches!(self.status.as_str(), "completed" | "failed" | "expired" | "cancelled")
+        matches!(
+            self.status.as_str(),
+            "completed" | "failed" | "expired" | "cancelled"
+        )
     }
 
     /// The server's `errors`, accepted both as `{object, data:[…]}` (SDK types) and as a bare array (Groq's doc).
     pub fn error_messages(&self) -> Vec<String> {
         let list = match &self.errors {
             Some(Value::Array(items)) => items.clone(),
-            Some(Value::Object(obj)) => obj.get("data").and_then(Value::as_array).cloned().unwrap_or_default(),
+            Some(Value::Object(obj)) => obj
+                .get("data")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
             _ => Vec::new(),
         };
         list.iter()
             .map(|e| {
                 let field = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("");
-                let line = e.get("line").and_then(Value::as_u64).map(|l| format!(" (line {l})")).unwrap_or_default();
+                let line = e
+                    .get("line")
+                    .and_then(Value::as_u64)
+                    .map(|l| format!(" (line {l})"))
+                    .unwrap_or_default();
                 format!("{}: {}{line}", field("code"), field("message"))
             })
             .collect()
@@ -163,13 +197,19 @@ pub struct Client {
 
 impl fmt::Debug for Client {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Client").field("base", &self.base).field("key", &self.key).finish()
+        f.debug_struct("Client")
+            .field("base", &self.base)
+            .field("key", &self.key)
+            .finish()
     }
 }
 
 enum Attempt<T> {
     Done(T),
-    Retry { message: String, after: Option<Duration> },
+    Retry {
+        message: String,
+        after: Option<Duration>,
+    },
     Fail(ClientError),
 }
 
@@ -244,7 +284,11 @@ impl Client {
         }
     }
 
-    async fn json(&self, what: &str, build: impl Fn() -> reqwest::RequestBuilder) -> Result<Value, ClientError> {
+    async fn json(
+        &self,
+        what: &str,
+        build: impl Fn() -> reqwest::RequestBuilder,
+    ) -> Result<Value, ClientError> {
         self.send(what, build, JsonBody).await
     }
 
@@ -255,8 +299,13 @@ impl Client {
                 let part = reqwest::multipart::Part::bytes(bytes.clone())
                     .file_name(filename.to_string())
                     .mime_str("application/jsonl")
-                    .unwrap_or_else(|_| reqwest::multipart::Part::bytes(bytes.clone()).file_name(filename.to_string()));
-                let form = reqwest::multipart::Form::new().text("purpose", "batch").part("file", part);
+                    .unwrap_or_else(|_| {
+                        reqwest::multipart::Part::bytes(bytes.clone())
+                            .file_name(filename.to_string())
+                    });
+                let form = reqwest::multipart::Form::new()
+                    .text("purpose", "batch")
+                    .part("file", part);
                 self.http.post(self.url("files")).multipart(form)
             })
             .await?;
@@ -264,12 +313,19 @@ impl Client {
     }
 
     pub async fn list_files(&self) -> Result<Vec<FileObject>, ClientError> {
-        let v = self.json("listing files", || self.http.get(self.url("files"))).await?;
+        let v = self
+            .json("listing files", || self.http.get(self.url("files")))
+            .await?;
         let data = v.get("data").cloned().unwrap_or(Value::Array(Vec::new()));
         parse("listing files", data)
     }
 
-    pub async fn create_batch(&self, input_file_id: &str, window: &str, metadata: Value) -> Result<BatchObject, ClientError> {
+    pub async fn create_batch(
+        &self,
+        input_file_id: &str,
+        window: &str,
+        metadata: Value,
+    ) -> Result<BatchObject, ClientError> {
         let body = json!({
             "input_file_id": input_file_id,
             "endpoint": super::request_file::ENDPOINT,
@@ -277,44 +333,66 @@ impl Client {
             "metadata": metadata,
         });
         let v = self
-            .json("creating a batch", || self.http.post(self.url("batches")).json(&body))
+            .json("creating a batch", || {
+                self.http.post(self.url("batches")).json(&body)
+            })
             .await?;
         parse("creating a batch", v)
     }
 
     pub async fn get_batch(&self, id: &str) -> Result<BatchObject, ClientError> {
         let what = format!("polling batch {id}");
-        let v = self.json(&what, || self.http.get(self.url(&format!("batches/{id}")))).await?;
+        let v = self
+            .json(&what, || self.http.get(self.url(&format!("batches/{id}"))))
+            .await?;
         parse(&what, v)
     }
 
     pub async fn cancel_batch(&self, id: &str) -> Result<BatchObject, ClientError> {
         let what = format!("cancelling batch {id}");
         let v = self
-            .json(&what, || self.http.post(self.url(&format!("batches/{id}/cancel"))))
+            .json(&what, || {
+                self.http.post(self.url(&format!("batches/{id}/cancel")))
+            })
             .await?;
         parse(&what, v)
     }
 
     /// Finds a batch whose metadata `key` equals `value`, paging through the list (Groq's
     /// `paging.next_cursor` or OpenAI's `has_more`/`after`).
-    pub async fn find_batch(&self, key: &str, value: &str) -> Result<Option<BatchObject>, ClientError> {
+    pub async fn find_batch(
+        &self,
+        key: &str,
+        value: &str,
+    ) -> Result<Option<BatchObject>, ClientError> {
         let mut cursor: Option<(String, String)> = None;
         for _page in 0..1000 {
             let v = self
                 .json("listing batches", || {
-                    let mut req = self.http.get(self.url("batches")).query(&[("limit", "100")]);
+                    let mut req = self
+                        .http
+                        .get(self.url("batches"))
+                        .query(&[("limit", "100")]);
                     if let Some((param, c)) = &cursor {
                         req = req.query(&[(param.as_str(), c.as_str())]);
                     }
                     req
                 })
                 .await?;
-            let batches: Vec<BatchObject> = parse("listing batches", v.get("data").cloned().unwrap_or(Value::Array(Vec::new())))?;
-            if let Some(found) = batches.iter().find(|b| b.metadata_value(key) == Some(value)) {
+            let batches: Vec<BatchObject> = parse(
+                "listing batches",
+                v.get("data").cloned().unwrap_or(Value::Array(Vec::new())),
+            )?;
+            if let Some(found) = batches
+                .iter()
+                .find(|b| b.metadata_value(key) == Some(value))
+            {
                 return Ok(Some(found.clone()));
             }
-            let next_groq = v.pointer("/paging/next_cursor").and_then(Value::as_str).filter(|c| !c.is_empty());
+            let next_groq = v
+                .pointer("/paging/next_cursor")
+                .and_then(Value::as_str)
+                .filter(|c| !c.is_empty());
             let has_more = v.get("has_more").and_then(Value::as_bool).unwrap_or(false);
             cursor = match (next_groq, has_more, batches.last()) {
                 (Some(c), _, _) => Some(("cursor".into(), c.to_string())),
@@ -331,7 +409,11 @@ impl Client {
     pub async fn download(&self, file_id: &str, dest: &Path) -> Result<u64, ClientError> {
         let what = format!("downloading file {file_id}");
         let bytes = self
-            .send(&what, || self.http.get(self.url(&format!("files/{file_id}/content"))), RawBody)
+            .send(
+                &what,
+                || self.http.get(self.url(&format!("files/{file_id}/content"))),
+                RawBody,
+            )
             .await?;
         crate::fsio::write_atomic(dest, &bytes).map_err(|source| ClientError::Io {
             what: format!("saving {}", dest.display()),
@@ -373,10 +455,18 @@ impl Finish<Value> for JsonBody {
 
 struct RawBody;
 impl Finish<Vec<u8>> for RawBody {
-    fn finish(&self, _what: &str, bytes: Vec<u8>, declared: Option<u64>) -> Result<Vec<u8>, String> {
+    fn finish(
+        &self,
+        _what: &str,
+        bytes: Vec<u8>,
+        declared: Option<u64>,
+    ) -> Result<Vec<u8>, String> {
         if let Some(len) = declared {
             if len != bytes.len() as u64 {
-                return Err(format!("download cut short: {} of {len} bytes", bytes.len()));
+                return Err(format!(
+                    "download cut short: {} of {len} bytes",
+                    bytes.len()
+                ));
             }
         }
         let text = std::str::from_utf8(&bytes).map_err(|_| "download is not UTF-8".to_string())?;
@@ -389,7 +479,11 @@ impl Finish<Vec<u8>> for RawBody {
     }
 }
 
-async fn classify<T>(what: &str, response: reqwest::Response, finish: &impl Finish<T>) -> Attempt<T> {
+async fn classify<T>(
+    what: &str,
+    response: reqwest::Response,
+    finish: &impl Finish<T>,
+) -> Attempt<T> {
     let status = response.status();
     let retry_after = response
         .headers()
@@ -411,7 +505,10 @@ async fn classify<T>(what: &str, response: reqwest::Response, finish: &impl Fini
     if status.is_success() {
         return match finish.finish(what, body, declared) {
             Ok(v) => Attempt::Done(v),
-            Err(message) => Attempt::Retry { message, after: None },
+            Err(message) => Attempt::Retry {
+                message,
+                after: None,
+            },
         };
     }
     let message = error_message(&body);
@@ -443,6 +540,10 @@ async fn classify<T>(what: &str, response: reqwest::Response, finish: &impl Fini
 fn error_message(body: &[u8]) -> String {
     serde_json::from_slice::<Value>(body)
         .ok()
-        .and_then(|v| v.pointer("/error/message").and_then(Value::as_str).map(str::to_string))
+        .and_then(|v| {
+            v.pointer("/error/message")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
         .unwrap_or_else(|| String::from_utf8_lossy(&body[..body.len().min(300)]).into_owned())
 }

@@ -32,7 +32,10 @@ impl<'r, 'a> FileJob<'r, 'a> {
             for path in self.runner.options.imports.clone() {
                 self.import(&path, &keys)?;
             }
-            if keys.iter().all(|(id, h)| self.runner.cache.get(id, h).is_some()) {
+            if keys
+                .iter()
+                .all(|(id, h)| self.runner.cache.get(id, h).is_some())
+            {
                 journal.submissions[i].state = SubState::Collected;
                 journal.save("collected")?;
             } else {
@@ -44,13 +47,18 @@ impl<'r, 'a> FileJob<'r, 'a> {
             .copied()
             .filter(|r| {
                 let hash = r.body_hash();
-                self.runner.cache.get(&r.custom_id, &hash).is_none() && exported.get(&r.custom_id) != Some(&hash)
+                self.runner.cache.get(&r.custom_id, &hash).is_none()
+                    && exported.get(&r.custom_id) != Some(&hash)
             })
             .collect();
         if !uncovered.is_empty() {
             self.export(&mut journal, &uncovered)?;
         }
-        let waiting: Vec<_> = journal.submissions.iter().filter(|s| s.state == SubState::Exported).collect();
+        let waiting: Vec<_> = journal
+            .submissions
+            .iter()
+            .filter(|s| s.state == SubState::Exported)
+            .collect();
         if !waiting.is_empty() {
             let dir = self.runner.state.export_dir();
             self.runner.printer.note(format!(
@@ -66,16 +74,25 @@ impl<'r, 'a> FileJob<'r, 'a> {
     }
 
     fn keys(&self, sub: &Submission) -> Result<BTreeMap<String, String>, BatchError> {
-        request_file::read_keys(&self.runner.state.root.join(&sub.input))
-            .map_err(|e| BatchError::Runtime(format!("cannot read the exported request file of job {}: {e}", self.job)))
+        request_file::read_keys(&self.runner.state.root.join(&sub.input)).map_err(|e| {
+            BatchError::Runtime(format!(
+                "cannot read the exported request file of job {}: {e}",
+                self.job
+            ))
+        })
     }
 
-    fn import(&mut self, path: &std::path::Path, keys: &BTreeMap<String, String>) -> Result<(), BatchError> {
+    fn import(
+        &mut self,
+        path: &std::path::Path,
+        keys: &BTreeMap<String, String>,
+    ) -> Result<(), BatchError> {
         let file = std::fs::File::open(path)
             .map_err(|e| BatchError::Usage(format!("--import {}: {e}", path.display())))?;
         let mut outcomes = Vec::new();
         for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
-            let line = line.map_err(|e| BatchError::Usage(format!("--import {}: {e}", path.display())))?;
+            let line =
+                line.map_err(|e| BatchError::Usage(format!("--import {}: {e}", path.display())))?;
             if line.trim().is_empty() {
                 continue;
             }
@@ -94,12 +111,18 @@ impl<'r, 'a> FileJob<'r, 'a> {
             }
         }
         let source = format!("import:{}", path.display());
-        let added = self
-            .runner
-            .cache
-            .put_all(outcomes.iter().map(|(id, h, o)| (id.as_str(), h.as_str(), o.clone())), &source)?;
+        let added = self.runner.cache.put_all(
+            outcomes
+                .iter()
+                .map(|(id, h, o)| (id.as_str(), h.as_str(), o.clone())),
+            &source,
+        )?;
         if added > 0 {
-            self.runner.printer.note(format!("job {}: imported {added} result(s) from {}", self.job, path.display()));
+            self.runner.printer.note(format!(
+                "job {}: imported {added} result(s) from {}",
+                self.job,
+                path.display()
+            ));
         }
         Ok(())
     }
@@ -116,14 +139,27 @@ impl<'r, 'a> FileJob<'r, 'a> {
             let name = format!("{}-{seq:03}-{fingerprint}.jsonl", self.job);
             let input = format!("requests/{name}");
             let write = |path: std::path::PathBuf| {
-                crate::fsio::write_atomic(&path, text.as_bytes())
-                    .map_err(|e| BatchError::Runtime(format!("cannot write {}: {e}", path.display())))
+                crate::fsio::write_atomic(&path, text.as_bytes()).map_err(|e| {
+                    BatchError::Runtime(format!("cannot write {}: {e}", path.display()))
+                })
             };
             write(self.runner.state.root.join(&input))?;
-            std::fs::create_dir_all(self.runner.state.export_dir())
-                .map_err(|e| BatchError::Runtime(format!("cannot create {}: {e}", self.runner.state.export_dir().display())))?;
+            std::fs::create_dir_all(self.runner.state.export_dir()).map_err(|e| {
+                BatchError::Runtime(format!(
+                    "cannot create {}: {e}",
+                    self.runner.state.export_dir().display()
+                ))
+            })?;
             write(self.runner.state.export_dir().join(&name))?;
-            journal.submissions.push(Submission::new(seq, fingerprint, model, reqs.len(), text.len() as u64, input, SubState::Exported));
+            journal.submissions.push(Submission::new(
+                seq,
+                fingerprint,
+                model,
+                reqs.len(),
+                text.len() as u64,
+                input,
+                SubState::Exported,
+            ));
             journal.save("exported")?;
         }
         Ok(())

@@ -9,11 +9,17 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
     #[error("cannot read journal {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("journal {path} is damaged ({message}). It records batches you may have paid for: do not delete it. Restore it from a backup, or move it aside and re-run — the run then finds its batches on the server by their fingerprint before submitting anything")]
     Corrupt { path: PathBuf, message: String },
     #[error("cannot write journal {path}: {source}")]
-    Write { path: PathBuf, source: std::io::Error },
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// Where a submission (one batch file) stands.
@@ -74,7 +80,15 @@ pub struct Submission {
 }
 
 impl Submission {
-    pub fn new(seq: usize, fingerprint: String, model: &str, requests: usize, bytes: u64, input: String, state: SubState) -> Self {
+    pub fn new(
+        seq: usize,
+        fingerprint: String,
+        model: &str,
+        requests: usize,
+        bytes: u64,
+        input: String,
+        state: SubState,
+    ) -> Self {
         Submission {
             seq,
             fingerprint,
@@ -98,7 +112,11 @@ impl Submission {
     pub fn is_live(&self) -> bool {
         matches!(
             self.state,
-            SubState::Planned | SubState::Uploaded | SubState::Created | SubState::Finished | SubState::Exported
+            SubState::Planned
+                | SubState::Uploaded
+                | SubState::Created
+                | SubState::Finished
+                | SubState::Exported
         )
     }
 }
@@ -120,10 +138,12 @@ impl Journal {
     pub fn load(dir: &Path, job: &str) -> Result<Journal, JournalError> {
         let path = Journal::path_for(dir, job);
         let mut journal = match std::fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice::<Journal>(&bytes).map_err(|e| JournalError::Corrupt {
-                path: path.clone(),
-                message: e.to_string(),
-            })?,
+            Ok(bytes) => {
+                serde_json::from_slice::<Journal>(&bytes).map_err(|e| JournalError::Corrupt {
+                    path: path.clone(),
+                    message: e.to_string(),
+                })?
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Journal {
                 job: job.to_string(),
                 ..Journal::default()
@@ -154,7 +174,12 @@ impl Journal {
         };
         let mut jobs: Vec<String> = entries
             .filter_map(Result::ok)
-            .filter_map(|e| e.file_name().to_str().and_then(|n| n.strip_suffix(".json")).map(str::to_string))
+            .filter_map(|e| {
+                e.file_name()
+                    .to_str()
+                    .and_then(|n| n.strip_suffix(".json"))
+                    .map(str::to_string)
+            })
             .filter(|n| !n.starts_with('.'))
             .collect();
         jobs.sort();
@@ -176,6 +201,10 @@ impl Journal {
     }
 
     pub fn next_seq(&self) -> usize {
-        self.submissions.iter().map(|s| s.seq + 1).max().unwrap_or(0)
+        self.submissions
+            .iter()
+            .map(|s| s.seq + 1)
+            .max()
+            .unwrap_or(0)
     }
 }

@@ -5,7 +5,11 @@
 use super::{BatchError, Request, Runner};
 
 #[cfg(feature = "local")]
-pub async fn run(runner: &mut Runner<'_>, job: &str, pending: &[&Request]) -> Result<(), BatchError> {
+pub async fn run(
+    runner: &mut Runner<'_>,
+    job: &str,
+    pending: &[&Request],
+) -> Result<(), BatchError> {
     use super::local::{LocalEngine, LocalSettings};
     use super::{Failure, Outcome};
 
@@ -39,15 +43,19 @@ pub async fn run(runner: &mut Runner<'_>, job: &str, pending: &[&Request]) -> Re
         for (custom_id, hash, body) in work {
             let started = std::time::Instant::now();
             let result = engine.complete(&body).map_err(|e| e.to_string());
-            if tx.send(Ok((custom_id, hash, result, started.elapsed()))).is_err() {
+            if tx
+                .send(Ok((custom_id, hash, result, started.elapsed())))
+                .is_err()
+            {
                 return;
             }
         }
     });
 
-    let bar = runner
-        .printer
-        .bar(total, "{spinner} {prefix} [{elapsed_precise}] {bar:30} {pos}/{len} requests ({msg})");
+    let bar = runner.printer.bar(
+        total,
+        "{spinner} {prefix} [{elapsed_precise}] {bar:30} {pos}/{len} requests ({msg})",
+    );
     bar.set_prefix(format!("job {job} (local)"));
     let (mut tokens, mut seconds) = (0u64, 0f64);
     loop {
@@ -59,11 +67,14 @@ pub async fn run(runner: &mut Runner<'_>, job: &str, pending: &[&Request]) -> Re
             }
         };
         let Some(message) = message else { break };
-        let (custom_id, hash, result, elapsed) =
-            message.map_err(|e| BatchError::Runtime(format!("cannot load the local model: {e}")))?;
+        let (custom_id, hash, result, elapsed) = message
+            .map_err(|e| BatchError::Runtime(format!("cannot load the local model: {e}")))?;
         let outcome = match result {
             Ok(body) => {
-                tokens += body.pointer("/usage/completion_tokens").and_then(serde_json::Value::as_u64).unwrap_or(0);
+                tokens += body
+                    .pointer("/usage/completion_tokens")
+                    .and_then(serde_json::Value::as_u64)
+                    .unwrap_or(0);
                 Outcome::Ok(body)
             }
             Err(message) => Outcome::Failed(Failure {
@@ -89,7 +100,11 @@ pub async fn run(runner: &mut Runner<'_>, job: &str, pending: &[&Request]) -> Re
 }
 
 #[cfg(not(feature = "local"))]
-pub async fn run(_runner: &mut Runner<'_>, _job: &str, _pending: &[&Request]) -> Result<(), BatchError> {
+pub async fn run(
+    _runner: &mut Runner<'_>,
+    _job: &str,
+    _pending: &[&Request],
+) -> Result<(), BatchError> {
     Err(BatchError::Usage(
         "this saseval-gen was built without the local backend (cargo feature `local`): rebuild with default features (`cargo build --release`), or set api.provider to groq, openai or file".into(),
     ))

@@ -145,7 +145,11 @@ impl StateDir {
         self.out.join("export")
     }
     pub fn create_all(&self) -> std::io::Result<()> {
-        for dir in [self.journal_dir(), self.requests_dir(), self.downloads_dir()] {
+        for dir in [
+            self.journal_dir(),
+            self.requests_dir(),
+            self.downloads_dir(),
+        ] {
             std::fs::create_dir_all(dir)?;
         }
         Ok(())
@@ -164,7 +168,12 @@ impl Usage {
     pub fn add_response(&mut self, body: &Value) {
         self.requests += 1;
         let usage = body.get("usage");
-        let field = |k: &str| usage.and_then(|u| u.get(k)).and_then(Value::as_u64).unwrap_or(0);
+        let field = |k: &str| {
+            usage
+                .and_then(|u| u.get(k))
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+        };
         self.prompt_tokens += field("prompt_tokens");
         self.completion_tokens += field("completion_tokens");
     }
@@ -180,11 +189,16 @@ pub struct Runner<'a> {
 }
 
 impl<'a> Runner<'a> {
-    pub fn open(config: &'a Config, out_dir: &Path, options: RunOptions, printer: &'a Printer) -> Result<Runner<'a>, BatchError> {
+    pub fn open(
+        config: &'a Config,
+        out_dir: &Path,
+        options: RunOptions,
+        printer: &'a Printer,
+    ) -> Result<Runner<'a>, BatchError> {
         let state = StateDir::new(out_dir);
-        state
-            .create_all()
-            .map_err(|e| BatchError::Runtime(format!("cannot create {}: {e}", state.root.display())))?;
+        state.create_all().map_err(|e| {
+            BatchError::Runtime(format!("cannot create {}: {e}", state.root.display()))
+        })?;
         let cache = Cache::open(&state.cache())?;
         Ok(Runner {
             config,
@@ -197,16 +211,27 @@ impl<'a> Runner<'a> {
 
     /// Runs `requests` as job `job` (a file-name-safe name such as `author-r0`). Requests whose
     /// outcome is cached are not sent again; only the rest go to the configured backend.
-    pub async fn run(&mut self, job: &str, requests: &[Request], guard: &CostGuard) -> Result<JobResult, BatchError> {
+    pub async fn run(
+        &mut self,
+        job: &str,
+        requests: &[Request],
+        guard: &CostGuard,
+    ) -> Result<JobResult, BatchError> {
         let pending: Vec<&Request> = requests
             .iter()
             .filter(|r| self.cache.get(&r.custom_id, &r.body_hash()).is_none())
             .collect();
         if !pending.is_empty() {
-            tracing::debug!(job, pending = pending.len(), "requests without a cached outcome");
+            tracing::debug!(
+                job,
+                pending = pending.len(),
+                "requests without a cached outcome"
+            );
             match self.config.api.provider {
                 Provider::Groq | Provider::Openai => {
-                    remote::RemoteJob::new(self, job, guard).run(&pending).await?;
+                    remote::RemoteJob::new(self, job, guard)
+                        .run(&pending)
+                        .await?;
                 }
                 Provider::File => file::FileJob::new(self, job).run(&pending)?,
                 Provider::Local => local_job::run(self, job, &pending).await?,
@@ -226,7 +251,11 @@ impl<'a> Runner<'a> {
 }
 
 /// Checks the job-size and cost limits for the requests about to be submitted.
-pub fn check_guard(config: &Config, pending: &[&Request], guard: &CostGuard) -> Result<(), BatchError> {
+pub fn check_guard(
+    config: &Config,
+    pending: &[&Request],
+    guard: &CostGuard,
+) -> Result<(), BatchError> {
     let limit = config.api.max_requests_per_job;
     if pending.len() > limit {
         return Err(BatchError::Usage(format!(
@@ -261,7 +290,10 @@ pub struct CostEstimate {
     pub priced: bool,
 }
 
-pub fn estimate_cost<'r>(config: &Config, requests: impl IntoIterator<Item = &'r Request>) -> CostEstimate {
+pub fn estimate_cost<'r>(
+    config: &Config,
+    requests: impl IntoIterator<Item = &'r Request>,
+) -> CostEstimate {
     let mut estimate = CostEstimate {
         priced: true,
         ..CostEstimate::default()
@@ -282,13 +314,20 @@ pub fn estimate_cost<'r>(config: &Config, requests: impl IntoIterator<Item = &'r
                     .sum::<u64>()
             })
             .unwrap_or(0);
-        let output = r.body.get("max_tokens").and_then(Value::as_u64).unwrap_or(0);
+        let output = r
+            .body
+            .get("max_tokens")
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
         estimate.input_tokens += input;
         estimate.output_tokens += output;
         match (config.api.provider, config.prices.get(r.model())) {
             (Provider::Local | Provider::File, _) => {}
             (_, Some(price)) => {
-                estimate.usd += (input as f64 * price.input_per_mtok + output as f64 * price.output_per_mtok) / 1e6 * (1.0 - discount);
+                estimate.usd += (input as f64 * price.input_per_mtok
+                    + output as f64 * price.output_per_mtok)
+                    / 1e6
+                    * (1.0 - discount);
             }
             (_, None) => estimate.priced = false,
         }
@@ -298,8 +337,10 @@ pub fn estimate_cost<'r>(config: &Config, requests: impl IntoIterator<Item = &'r
 
 pub fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write;
-    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
 }

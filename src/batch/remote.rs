@@ -5,7 +5,9 @@
 
 use super::client::{BatchObject, Client};
 use super::journal::{Counts, Journal, SubState, Submission};
-use super::{check_guard, hex, request_file, BatchError, CostGuard, Failure, Outcome, Request, Runner};
+use super::{
+    check_guard, hex, request_file, BatchError, CostGuard, Failure, Outcome, Request, Runner,
+};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
@@ -123,12 +125,18 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
                 continue;
             }
             let keys = self.keys(&sub)?;
-            let all_wanted = keys.iter().all(|(id, h)| want.get(id.as_str()).is_some_and(|(_, wh)| wh == h));
-            let mut keep = all_wanted || matches!(sub.state, SubState::Created | SubState::Finished);
+            let all_wanted = keys
+                .iter()
+                .all(|(id, h)| want.get(id.as_str()).is_some_and(|(_, wh)| wh == h));
+            let mut keep =
+                all_wanted || matches!(sub.state, SubState::Created | SubState::Finished);
             if !keep && sub.state == SubState::Uploaded {
                 // A crash may have fallen between creating the batch and journaling it.
                 if let Some(batch) = client.find_batch(FINGERPRINT_KEY, &sub.fingerprint).await? {
-                    self.runner.printer.note(format!("found batch {} of an interrupted run by its fingerprint", batch.id));
+                    self.runner.printer.note(format!(
+                        "found batch {} of an interrupted run by its fingerprint",
+                        batch.id
+                    ));
                     let s = &mut journal.submissions[i];
                     s.batch_id = Some(batch.id);
                     s.state = SubState::Created;
@@ -147,7 +155,11 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
         Ok(covered)
     }
 
-    fn refuse_failed_again(&self, journal: &Journal, uncovered: &[&Request]) -> Result<(), BatchError> {
+    fn refuse_failed_again(
+        &self,
+        journal: &Journal,
+        uncovered: &[&Request],
+    ) -> Result<(), BatchError> {
         if self.runner.options.retry_failed {
             return Ok(());
         }
@@ -157,7 +169,10 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
             .filter(|s| s.state == SubState::Collected && s.status.as_deref() == Some("failed"))
         {
             let keys = self.keys(sub)?;
-            if uncovered.iter().any(|r| keys.get(&r.custom_id) == Some(&r.body_hash())) {
+            if uncovered
+                .iter()
+                .any(|r| keys.get(&r.custom_id) == Some(&r.body_hash()))
+            {
                 return Err(BatchError::Runtime(format!(
                     "job {}: batch {} with these requests failed earlier:\n  {}\nIts requests are not resubmitted blindly: fix the cause (the request template or config), then re-run; pass --retry-failed to resubmit them unchanged.",
                     self.job,
@@ -178,15 +193,26 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
             by_model.entry(r.model()).or_default().push(r);
         }
         for (model, reqs) in by_model {
-            let chunks = request_file::chunk(&reqs, api.max_requests_per_batch, api.max_bytes_per_batch).map_err(BatchError::Usage)?;
+            let chunks =
+                request_file::chunk(&reqs, api.max_requests_per_batch, api.max_bytes_per_batch)
+                    .map_err(BatchError::Usage)?;
             for (chunk, text) in chunks {
                 let seq = journal.next_seq();
                 let fingerprint = fingerprint(&self.job, seq, model, &text);
                 let input = format!("requests/{}-{seq:03}-{fingerprint}.jsonl", self.job);
                 let path = self.runner.state.root.join(&input);
-                crate::fsio::write_atomic(&path, text.as_bytes())
-                    .map_err(|e| BatchError::Runtime(format!("cannot write {}: {e}", path.display())))?;
-                journal.submissions.push(Submission::new(seq, fingerprint, model, chunk.len(), text.len() as u64, input, SubState::Planned));
+                crate::fsio::write_atomic(&path, text.as_bytes()).map_err(|e| {
+                    BatchError::Runtime(format!("cannot write {}: {e}", path.display()))
+                })?;
+                journal.submissions.push(Submission::new(
+                    seq,
+                    fingerprint,
+                    model,
+                    chunk.len(),
+                    text.len() as u64,
+                    input,
+                    SubState::Planned,
+                ));
                 self.fresh.insert(seq);
             }
         }
@@ -199,7 +225,10 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
         for i in 0..journal.submissions.len() {
             let sub = journal.submissions[i].clone();
             let recovering = !self.fresh.contains(&sub.seq);
-            let upload_name = format!("saseval-{}-{:03}-{}.jsonl", self.job, sub.seq, sub.fingerprint);
+            let upload_name = format!(
+                "saseval-{}-{:03}-{}.jsonl",
+                self.job, sub.seq, sub.fingerprint
+            );
             if sub.state == SubState::Planned {
                 let mut file_id = None;
                 if recovering {
@@ -210,14 +239,20 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
                                 .find(|f| f.filename.as_deref() == Some(upload_name.as_str()))
                                 .map(|f| f.id)
                         }
-                        Err(e) => tracing::warn!(error = %e, "listing files failed; uploading again (an upload alone costs nothing)"),
+                        Err(e) => {
+                            tracing::warn!(error = %e, "listing files failed; uploading again (an upload alone costs nothing)")
+                        }
                     }
                 }
                 let file_id = match file_id {
                     Some(id) => id,
                     None => {
-                        let bytes = std::fs::read(self.input_path(&sub))
-                            .map_err(|e| BatchError::Runtime(format!("cannot read {}: {e}", self.input_path(&sub).display())))?;
+                        let bytes = std::fs::read(self.input_path(&sub)).map_err(|e| {
+                            BatchError::Runtime(format!(
+                                "cannot read {}: {e}",
+                                self.input_path(&sub).display()
+                            ))
+                        })?;
                         let id = client.upload(&upload_name, bytes).await?.id;
                         crate::hooks::crash_point("uploaded-unjournaled");
                         id
@@ -237,17 +272,23 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
                 let batch = match batch {
                     Some(b) => b,
                     None => {
-                        let metadata = json!({ "saseval_job": self.job, FINGERPRINT_KEY: sub.fingerprint });
+                        let metadata =
+                            json!({ "saseval_job": self.job, FINGERPRINT_KEY: sub.fingerprint });
                         let file_id = sub.file_id.clone().unwrap_or_default();
                         client
-                            .create_batch(&file_id, &self.runner.config.api.completion_window, metadata)
+                            .create_batch(
+                                &file_id,
+                                &self.runner.config.api.completion_window,
+                                metadata,
+                            )
                             .await?
                     }
                 };
                 crate::hooks::crash_point("created-unjournaled");
-                self.runner
-                    .printer
-                    .note(format!("job {}: batch {} holds {} requests for {}", self.job, batch.id, sub.requests, sub.model));
+                self.runner.printer.note(format!(
+                    "job {}: batch {} holds {} requests for {}",
+                    self.job, batch.id, sub.requests, sub.model
+                ));
                 let s = &mut journal.submissions[i];
                 s.batch_id = Some(batch.id);
                 s.state = SubState::Created;
@@ -258,7 +299,11 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
     }
 
     fn report_submitted(&self, journal: &Journal) {
-        let live: Vec<_> = journal.submissions.iter().filter(|s| s.state == SubState::Created).collect();
+        let live: Vec<_> = journal
+            .submissions
+            .iter()
+            .filter(|s| s.state == SubState::Created)
+            .collect();
         self.runner.printer.note(format!(
             "job {}: {} batch(es) submitted and running ({} requests); not waiting (--no-wait). Re-run the same command later to collect the results; `saseval-gen status` shows progress.",
             self.job,
@@ -268,7 +313,11 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
     }
 
     /// Polls every created batch until each is terminal and collected.
-    async fn wait_and_collect(&mut self, client: &Client, journal: &mut Journal) -> Result<RoundEnd, BatchError> {
+    async fn wait_and_collect(
+        &mut self,
+        client: &Client,
+        journal: &mut Journal,
+    ) -> Result<RoundEnd, BatchError> {
         let base = Duration::from_secs_f64(self.runner.config.api.poll_interval_secs);
         let mut interval = base;
         let total: u64 = journal
@@ -298,13 +347,21 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
                 match sub.state {
                     SubState::Created => {
                         waiting = true;
-                        *statuses.entry(sub.status.clone().unwrap_or_default()).or_default() += 1;
+                        *statuses
+                            .entry(sub.status.clone().unwrap_or_default())
+                            .or_default() += 1;
                     }
                     SubState::Finished => self.collect(client, journal, i, &mut end).await?,
                     _ => {}
                 }
                 let sub = &journal.submissions[i];
-                if let (Some(c), true) = (&sub.counts, matches!(sub.state, SubState::Created | SubState::Finished | SubState::Collected)) {
+                if let (Some(c), true) = (
+                    &sub.counts,
+                    matches!(
+                        sub.state,
+                        SubState::Created | SubState::Finished | SubState::Collected
+                    ),
+                ) {
                     progress.0 += c.completed;
                     progress.1 += c.failed;
                 }
@@ -337,7 +394,12 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
         }
     }
 
-    fn record_poll(&self, journal: &mut Journal, i: usize, batch: &BatchObject) -> Result<(), BatchError> {
+    fn record_poll(
+        &self,
+        journal: &mut Journal,
+        i: usize,
+        batch: &BatchObject,
+    ) -> Result<(), BatchError> {
         let sub = &mut journal.submissions[i];
         let counts = batch.request_counts.as_ref().map(|c| Counts {
             total: c.total,
@@ -360,19 +422,36 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
     }
 
     /// Downloads a finished batch's output and error files and moves their outcomes into the cache.
-    async fn collect(&mut self, client: &Client, journal: &mut Journal, i: usize, end: &mut RoundEnd) -> Result<(), BatchError> {
+    async fn collect(
+        &mut self,
+        client: &Client,
+        journal: &mut Journal,
+        i: usize,
+        end: &mut RoundEnd,
+    ) -> Result<(), BatchError> {
         let sub = journal.submissions[i].clone();
         let batch_id = sub.batch_id.clone().unwrap_or_default();
         let status = sub.status.clone().unwrap_or_default();
         let completed = sub.counts.as_ref().map_or(0, |c| c.completed);
-        if status == "completed" && sub.output_file_id.is_none() && sub.error_file_id.is_none() && completed > 0 {
+        if status == "completed"
+            && sub.output_file_id.is_none()
+            && sub.error_file_id.is_none()
+            && completed > 0
+        {
             return Err(BatchError::Runtime(format!(
                 "batch {batch_id} is completed with {completed} completed requests but the server gave no output file. Nothing is resubmitted (they may be billed); re-run later to check again, or ask the provider"
             )));
         }
         let keys = self.keys(&sub)?;
-        for file_id in [&sub.output_file_id, &sub.error_file_id].into_iter().flatten() {
-            let dest = self.runner.state.downloads_dir().join(format!("{file_id}.jsonl"));
+        for file_id in [&sub.output_file_id, &sub.error_file_id]
+            .into_iter()
+            .flatten()
+        {
+            let dest = self
+                .runner
+                .state
+                .downloads_dir()
+                .join(format!("{file_id}.jsonl"));
             if !sub.downloaded.contains(file_id) || !dest.exists() {
                 let bytes = client.download(file_id, &dest).await?;
                 tracing::debug!(file_id, bytes, "downloaded");
@@ -383,7 +462,9 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
             self.ingest(&dest, &keys, &batch_id)?;
         }
         match status.as_str() {
-            "failed" => end.failed.push(format!("batch {batch_id}: {}", sub.errors.join("; "))),
+            "failed" => end
+                .failed
+                .push(format!("batch {batch_id}: {}", sub.errors.join("; "))),
             "cancelled" => end.cancelled.push(format!(
                 "batch {batch_id} was cancelled ({} of {} requests completed)",
                 completed, sub.requests
@@ -398,23 +479,36 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
     /// Moves the final outcomes of one downloaded file into the cache. Lines for requests this
     /// batch never held are ignored with a warning; unserved lines (expired, cancelled, 429,
     /// 5xx) stay without an outcome so that only they are resubmitted.
-    fn ingest(&mut self, path: &std::path::Path, keys: &BTreeMap<String, String>, batch_id: &str) -> Result<(), BatchError> {
-        let file = std::fs::File::open(path).map_err(|e| BatchError::Runtime(format!("cannot read {}: {e}", path.display())))?;
+    fn ingest(
+        &mut self,
+        path: &std::path::Path,
+        keys: &BTreeMap<String, String>,
+        batch_id: &str,
+    ) -> Result<(), BatchError> {
+        let file = std::fs::File::open(path)
+            .map_err(|e| BatchError::Runtime(format!("cannot read {}: {e}", path.display())))?;
         let mut outcomes = Vec::new();
         let mut foreign = 0;
         for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
-            let line = line.map_err(|e| BatchError::Runtime(format!("cannot read {}: {e}", path.display())))?;
+            let line = line
+                .map_err(|e| BatchError::Runtime(format!("cannot read {}: {e}", path.display())))?;
             if line.trim().is_empty() {
                 continue;
             }
             let Ok(v) = serde_json::from_str::<Value>(&line) else {
-                self.runner
-                    .printer
-                    .warn(format!("{} line {}: not JSON; skipped (the file is kept for inspection)", path.display(), n + 1));
+                self.runner.printer.warn(format!(
+                    "{} line {}: not JSON; skipped (the file is kept for inspection)",
+                    path.display(),
+                    n + 1
+                ));
                 continue;
             };
             let Some(custom_id) = v.get("custom_id").and_then(Value::as_str) else {
-                self.runner.printer.warn(format!("{} line {}: no custom_id; skipped", path.display(), n + 1));
+                self.runner.printer.warn(format!(
+                    "{} line {}: no custom_id; skipped",
+                    path.display(),
+                    n + 1
+                ));
                 continue;
             };
             let Some(hash) = keys.get(custom_id) else {
@@ -430,9 +524,12 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
                 "batch {batch_id}: ignored {foreign} output line(s) whose custom_id was never sent in it"
             ));
         }
-        self.runner
-            .cache
-            .put_all(outcomes.iter().map(|(id, h, o)| (id.as_str(), h.as_str(), o.clone())), batch_id)?;
+        self.runner.cache.put_all(
+            outcomes
+                .iter()
+                .map(|(id, h, o)| (id.as_str(), h.as_str(), o.clone())),
+            batch_id,
+        )?;
         Ok(())
     }
 }
@@ -440,11 +537,11 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
 /// The final outcome an output or error line carries, or None when the request was not served
 /// (so it is resubmitted, never paid for twice).
 pub fn line_outcome(v: &Value) -> Option<Outcome> {
-    let response = v.get("response").filter(|r| !r.is_null());
-    let Some(response) = response else {
-        return None;
-    };
-    let status = response.get("status_code").and_then(Value::as_u64).unwrap_or(0) as u16;
+    let response = v.get("response").filter(|r| !r.is_null())?;
+    let status = response
+        .get("status_code")
+        .and_then(Value::as_u64)
+        .unwrap_or(0) as u16;
     let body = response.get("body").cloned().unwrap_or(Value::Null);
     match status {
         200 if body.is_object() => Some(Outcome::Ok(body)),

@@ -25,7 +25,11 @@ pub fn line(request: &Request) -> String {
 
 /// Splits requests into files of at most `max_lines` lines and `max_bytes` bytes, keeping order.
 /// A single request larger than `max_bytes` is an error naming it.
-pub fn chunk<'r>(requests: &[&'r Request], max_lines: usize, max_bytes: u64) -> Result<Vec<(Vec<&'r Request>, String)>, String> {
+pub fn chunk<'r>(
+    requests: &[&'r Request],
+    max_lines: usize,
+    max_bytes: u64,
+) -> Result<Vec<(Vec<&'r Request>, String)>, String> {
     let mut chunks = Vec::new();
     let mut current: Vec<&Request> = Vec::new();
     let mut text = String::new();
@@ -38,7 +42,9 @@ pub fn chunk<'r>(requests: &[&'r Request], max_lines: usize, max_bytes: u64) -> 
                 l.len()
             ));
         }
-        if !current.is_empty() && (current.len() >= max_lines || (text.len() + l.len()) as u64 > max_bytes) {
+        if !current.is_empty()
+            && (current.len() >= max_lines || (text.len() + l.len()) as u64 > max_bytes)
+        {
             chunks.push((std::mem::take(&mut current), std::mem::take(&mut text)));
         }
         current.push(r);
@@ -56,7 +62,12 @@ pub fn read_keys(path: &Path) -> std::io::Result<BTreeMap<String, String>> {
     let mut keys = BTreeMap::new();
     for (n, line) in reader.lines().enumerate() {
         let line = line?;
-        let bad = || std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{}: line {} is not a request line", path.display(), n + 1));
+        let bad = || {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("{}: line {} is not a request line", path.display(), n + 1),
+            )
+        };
         let v: Value = serde_json::from_str(&line).map_err(|_| bad())?;
         let custom_id = v.get("custom_id").and_then(Value::as_str).ok_or_else(bad)?;
         let body = v.get("body").ok_or_else(bad)?.clone();

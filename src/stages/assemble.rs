@@ -25,15 +25,31 @@ struct Reference {
 
 /// Reads the prompts of an earlier release JSONL (`--exclude`).
 fn read_reference(path: &Path) -> Result<Vec<Reference>, UsageError> {
-    let text = std::fs::read_to_string(path).map_err(|e| UsageError(format!("--exclude {}: {e}", path.display())))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| UsageError(format!("--exclude {}: {e}", path.display())))?;
     let mut refs = Vec::new();
-    for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+    for (n, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
         let v: serde_json::Value = serde_json::from_str(line).map_err(|e| {
-            UsageError(format!("--exclude {} line {}: not JSON ({e}); expected a release JSONL", path.display(), n + 1))
+            UsageError(format!(
+                "--exclude {} line {}: not JSON ({e}); expected a release JSONL",
+                path.display(),
+                n + 1
+            ))
         })?;
-        let prompt = v.get("prompt").and_then(serde_json::Value::as_str).ok_or_else(|| {
-            UsageError(format!("--exclude {} line {}: no \"prompt\" string; expected a release JSONL", path.display(), n + 1))
-        })?;
+        let prompt = v
+            .get("prompt")
+            .and_then(serde_json::Value::as_str)
+            .ok_or_else(|| {
+                UsageError(format!(
+                    "--exclude {} line {}: no \"prompt\" string; expected a release JSONL",
+                    path.display(),
+                    n + 1
+                ))
+            })?;
         let id = v
             .get("id")
             .and_then(serde_json::Value::as_str)
@@ -57,7 +73,12 @@ pub fn target_row(config: &Config, category: Category) -> TargetRow {
     }
 }
 
-fn assemble_reject(c: &Candidate, reason: &str, detail: String, collided_with: Option<String>) -> Reject {
+fn assemble_reject(
+    c: &Candidate,
+    reason: &str,
+    detail: String,
+    collided_with: Option<String>,
+) -> Reject {
     Reject {
         stage: "assemble".into(),
         reason: reason.into(),
@@ -81,8 +102,20 @@ struct Filtered {
 
 /// Dedup in a deterministic priority order: clean items before flagged ones, then by category,
 /// round and id — so of two duplicates the earlier-authored clean one survives.
-fn filter(config: &Config, mut items: Vec<Candidate>, references: &[Reference], keep_flagged: bool) -> Result<Filtered, dedup::DedupError> {
-    items.sort_by(|a, b| (a.needs_review, a.category, a.round, &a.id).cmp(&(b.needs_review, b.category, b.round, &b.id)));
+fn filter(
+    config: &Config,
+    mut items: Vec<Candidate>,
+    references: &[Reference],
+    keep_flagged: bool,
+) -> Result<Filtered, dedup::DedupError> {
+    items.sort_by(|a, b| {
+        (a.needs_review, a.category, a.round, &a.id).cmp(&(
+            b.needs_review,
+            b.category,
+            b.round,
+            &b.id,
+        ))
+    });
     let prompts: Vec<&str> = items.iter().map(|c| c.prompt.as_str()).collect();
     let reference_prompts: Vec<&str> = references.iter().map(|r| r.prompt.as_str()).collect();
     let drops = dedup::find_duplicates(
@@ -109,11 +142,17 @@ fn filter(config: &Config, mut items: Vec<Candidate>, references: &[Reference], 
         let (reason, detail) = match drop.kind {
             DupKind::Exact => {
                 numbers.exact += 1;
-                ("duplicate_exact", format!("same prompt as {origin} {with} after normalisation"))
+                (
+                    "duplicate_exact",
+                    format!("same prompt as {origin} {with} after normalisation"),
+                )
             }
             DupKind::Near { similarity } => {
                 numbers.near += 1;
-                ("duplicate_near", format!("near-duplicate of {origin} {with} (Jaccard {similarity:.3})"))
+                (
+                    "duplicate_near",
+                    format!("near-duplicate of {origin} {with} (Jaccard {similarity:.3})"),
+                )
             }
         };
         rejects.push(assemble_reject(item, reason, detail, Some(with)));
@@ -135,7 +174,11 @@ fn filter(config: &Config, mut items: Vec<Candidate>, references: &[Reference], 
         }
         kept.push(item);
     }
-    Ok(Filtered { kept, rejects, numbers })
+    Ok(Filtered {
+        kept,
+        rejects,
+        numbers,
+    })
 }
 
 /// Picks `want` items of one category: domains in a seeded order take turns, each domain's
@@ -148,10 +191,16 @@ fn trim(seed: u64, category: Category, items: Vec<Candidate>, want: usize) -> Ve
     }
     let mut queues: Vec<std::collections::VecDeque<Candidate>> = Vec::new();
     for (domain, mut list) in by_domain {
-        seeded::shuffle(&mut list, &mut seeded::rng(seed, &format!("trim/{category}/{domain}")));
+        seeded::shuffle(
+            &mut list,
+            &mut seeded::rng(seed, &format!("trim/{category}/{domain}")),
+        );
         queues.push(list.into());
     }
-    seeded::shuffle(&mut queues, &mut seeded::rng(seed, &format!("trim/{category}")));
+    seeded::shuffle(
+        &mut queues,
+        &mut seeded::rng(seed, &format!("trim/{category}")),
+    );
     let mut chosen = Vec::with_capacity(want);
     while chosen.len() < want && queues.iter().any(|q| !q.is_empty()) {
         for q in queues.iter_mut() {
@@ -163,13 +212,19 @@ fn trim(seed: u64, category: Category, items: Vec<Candidate>, want: usize) -> Ve
             }
         }
     }
-    seeded::shuffle(&mut chosen, &mut seeded::rng(seed, &format!("order/{category}")));
+    seeded::shuffle(
+        &mut chosen,
+        &mut seeded::rng(seed, &format!("order/{category}")),
+    );
     chosen
 }
 
-fn read_json_or_default<T: serde::de::DeserializeOwned + Default>(path: &Path) -> Result<T, anyhow::Error> {
+fn read_json_or_default<T: serde::de::DeserializeOwned + Default>(
+    path: &Path,
+) -> Result<T, anyhow::Error> {
     match std::fs::read(path) {
-        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| anyhow::anyhow!("{} is not valid: {e}", path.display())),
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .map_err(|e| anyhow::anyhow!("{} is not valid: {e}", path.display())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(T::default()),
         Err(e) => Err(anyhow::anyhow!("cannot read {}: {e}", path.display())),
     }
@@ -180,8 +235,16 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<(), anyhow::Error> 
     let keep_flagged = args.keep_flagged || config.assemble.keep_flagged;
     let repaired_path = ctx.out(REPAIRED);
     if !repaired_path.exists() {
-        let hint = if ctx.out(AUTHORED).exists() { "run `saseval-gen repair` first" } else { "run `saseval-gen author` and `saseval-gen repair` first (or `saseval-gen run`)" };
-        return Err(UsageError(format!("{} does not exist: {hint}", repaired_path.display())).into());
+        let hint = if ctx.out(AUTHORED).exists() {
+            "run `saseval-gen repair` first"
+        } else {
+            "run `saseval-gen author` and `saseval-gen repair` first (or `saseval-gen run`)"
+        };
+        return Err(UsageError(format!(
+            "{} does not exist: {hint}",
+            repaired_path.display()
+        ))
+        .into());
     }
     let items: Vec<Candidate> = crate::jsonl::read(&repaired_path)?;
     let mut references = Vec::new();
@@ -190,7 +253,10 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<(), anyhow::Error> 
     }
     let rejects_path = ctx.out(REJECTS);
     let author_rejects: Vec<Reject> = if rejects_path.exists() {
-        crate::jsonl::read::<Reject>(&rejects_path)?.into_iter().filter(|r| r.stage == "author").collect()
+        crate::jsonl::read::<Reject>(&rejects_path)?
+            .into_iter()
+            .filter(|r| r.stage == "author")
+            .collect()
     } else {
         Vec::new()
     };
@@ -207,7 +273,12 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<(), anyhow::Error> 
         pool.entry(item.category).or_default().push(item);
     }
     for category in Category::ALL {
-        let chosen = trim(config.release.seed, category, pool.remove(&category).unwrap_or_default(), per_category);
+        let chosen = trim(
+            config.release.seed,
+            category,
+            pool.remove(&category).unwrap_or_default(),
+            per_category,
+        );
         if chosen.len() < per_category {
             shortfall.push(Shortfall {
                 category,
@@ -219,7 +290,11 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<(), anyhow::Error> 
         counts.insert(category, chosen.len());
         let row = target_row(config, category);
         for item in chosen {
-            *domain_counts.entry(category).or_default().entry(item.domain.clone()).or_default() += 1;
+            *domain_counts
+                .entry(category)
+                .or_default()
+                .entry(item.domain.clone())
+                .or_default() += 1;
             let id = format!("{}-{:04}", config.release.id_prefix, records.len() + 1);
             records.push(ReleaseRecord::new(id, &item, &row));
         }
@@ -244,7 +319,11 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<(), anyhow::Error> 
     }
     let info = ReleaseInfo {
         version: config.release.version.clone(),
-        date: if config.release.date.is_empty() { crate::clock::today_utc() } else { config.release.date.clone() },
+        date: if config.release.date.is_empty() {
+            crate::clock::today_utc()
+        } else {
+            config.release.date.clone()
+        },
         seed: config.release.seed,
         id_prefix: config.release.id_prefix.clone(),
         per_category,
@@ -262,7 +341,10 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<(), anyhow::Error> 
         usage,
         shortfall,
         keep_flagged,
-        target_rows: Category::ALL.into_iter().map(|c| (c, target_row(config, c))).collect(),
+        target_rows: Category::ALL
+            .into_iter()
+            .map(|c| (c, target_row(config, c)))
+            .collect(),
     };
     let written = release::write_release(ctx.out_dir(), &records, &info)?;
     let mut lines = vec![format!(
@@ -277,7 +359,10 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<(), anyhow::Error> 
         info.dedup.exact, info.dedup.near, info.dedup.against_reference, info.dedup.flagged_left_out
     ));
     for s in &info.shortfall {
-        lines.push(format!("  short (allowed by assemble.allow_short): {}", describe_shortfall(s)));
+        lines.push(format!(
+            "  short (allowed by assemble.allow_short): {}",
+            describe_shortfall(s)
+        ));
     }
     ctx.printer.out(lines.join("\n"));
     Ok(())
@@ -291,9 +376,17 @@ fn count_by_category(items: &[Candidate]) -> BTreeMap<Category, usize> {
     counts
 }
 
-fn drop_reasons(category: Category, author: &[Reject], assemble: &[Reject]) -> BTreeMap<String, usize> {
+fn drop_reasons(
+    category: Category,
+    author: &[Reject],
+    assemble: &[Reject],
+) -> BTreeMap<String, usize> {
     let mut reasons = BTreeMap::new();
-    for r in author.iter().chain(assemble).filter(|r| r.category == category) {
+    for r in author
+        .iter()
+        .chain(assemble)
+        .filter(|r| r.category == category)
+    {
         *reasons.entry(r.reason.clone()).or_default() += 1;
     }
     reasons
@@ -307,13 +400,22 @@ fn describe_shortfall(s: &Shortfall) -> String {
         s.have,
         s.want,
         s.want - s.have,
-        if reasons.is_empty() { "none (too few were authored)".to_string() } else { reasons.join(", ") }
+        if reasons.is_empty() {
+            "none (too few were authored)".to_string()
+        } else {
+            reasons.join(", ")
+        }
     )
 }
 
 /// `verify <file-or-dir>`: a folder is checked against its manifest, a file against the
 /// config's `release.per_category`; `--check-actions` also compares our five target rows.
-pub fn verify_command(cli: &crate::cli::Cli, path: &Path, check_actions: bool, printer: &crate::ui::Printer) -> Result<std::process::ExitCode, anyhow::Error> {
+pub fn verify_command(
+    cli: &crate::cli::Cli,
+    path: &Path,
+    check_actions: bool,
+    printer: &crate::ui::Printer,
+) -> Result<std::process::ExitCode, anyhow::Error> {
     let config = if path.is_file() || check_actions {
         Some(Config::load(&cli.config, &cli.overrides)?)
     } else {
@@ -321,7 +423,12 @@ pub fn verify_command(cli: &crate::cli::Cli, path: &Path, check_actions: bool, p
     };
     let options = crate::verify::VerifyOptions {
         our_rows: match (&config, check_actions) {
-            (Some(c), true) => Some(Category::ALL.into_iter().map(|cat| (cat, target_row(c, cat))).collect()),
+            (Some(c), true) => Some(
+                Category::ALL
+                    .into_iter()
+                    .map(|cat| (cat, target_row(c, cat)))
+                    .collect(),
+            ),
             _ => None,
         },
     };
@@ -329,7 +436,11 @@ pub fn verify_command(cli: &crate::cli::Cli, path: &Path, check_actions: bool, p
     let report = crate::verify::verify_path(path, per_category, &options)?;
     let target: PathBuf = path.to_path_buf();
     if report.problems.is_empty() {
-        let counts: Vec<String> = report.counts.iter().map(|(c, n)| format!("{c} {n}")).collect();
+        let counts: Vec<String> = report
+            .counts
+            .iter()
+            .map(|(c, n)| format!("{c} {n}"))
+            .collect();
         let mut msg = format!(
             "verify: {} OK — {} records ({}), sha256 {}",
             target.display(),
@@ -346,7 +457,11 @@ pub fn verify_command(cli: &crate::cli::Cli, path: &Path, check_actions: bool, p
         printer.out(msg);
         return Ok(std::process::ExitCode::SUCCESS);
     }
-    let mut lines = vec![format!("verify: {} has {} problem(s):", target.display(), report.problems.len())];
+    let mut lines = vec![format!(
+        "verify: {} has {} problem(s):",
+        target.display(),
+        report.problems.len()
+    )];
     lines.extend(report.problems.iter().map(|p| format!("  {p}")));
     printer.out(lines.join("\n"));
     Ok(std::process::ExitCode::from(1))

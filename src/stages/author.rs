@@ -50,7 +50,10 @@ pub fn target(config: &Config) -> usize {
 /// The rotation of domains for one category: a seeded shuffle of `author.domains`.
 fn domain_rotation(config: &Config, category: Category) -> Vec<String> {
     let mut domains = config.author.domains.clone();
-    seeded::shuffle(&mut domains, &mut seeded::rng(config.release.seed, &format!("domains/{category}")));
+    seeded::shuffle(
+        &mut domains,
+        &mut seeded::rng(config.release.seed, &format!("domains/{category}")),
+    );
     domains
 }
 
@@ -76,11 +79,22 @@ pub fn reply_schema(category: Category) -> Value {
 }
 
 /// Builds the request body: model, messages, sampling, response format, then `extra_body`.
-fn body(config: &Config, templates: &Templates, category: Category, domain: &str, count: usize, custom_id: &str) -> Value {
+fn body(
+    config: &Config,
+    templates: &Templates,
+    category: Category,
+    domain: &str,
+    count: usize,
+    custom_id: &str,
+) -> Value {
     let author = &config.author;
     let count_text = count.to_string();
     let words = author.max_gold_words.to_string();
-    let user = templates.categories[&category].render(&[("domain", domain), ("count", &count_text), ("max_gold_words", &words)]);
+    let user = templates.categories[&category].render(&[
+        ("domain", domain),
+        ("count", &count_text),
+        ("max_gold_words", &words),
+    ]);
     let mut body = json!({
         "model": author.model,
         "messages": [
@@ -104,13 +118,22 @@ fn body(config: &Config, templates: &Templates, category: Category, domain: &str
 
 /// Merges a `extra_body` TOML table into a request body (its keys win).
 pub fn merge_extra(body: &mut Value, extra: &toml::Table) {
-    if let (Some(obj), Ok(Value::Object(extra))) = (body.as_object_mut(), serde_json::to_value(extra)) {
+    if let (Some(obj), Ok(Value::Object(extra))) =
+        (body.as_object_mut(), serde_json::to_value(extra))
+    {
         obj.extend(extra);
     }
 }
 
 /// Plans `n` more requests for `category` in `round`, continuing its domain rotation.
-fn plan(config: &Config, templates: &Templates, category: Category, round: u32, first_index: usize, n: usize) -> Vec<AuthorRequest> {
+fn plan(
+    config: &Config,
+    templates: &Templates,
+    category: Category,
+    round: u32,
+    first_index: usize,
+    n: usize,
+) -> Vec<AuthorRequest> {
     let rotation = domain_rotation(config, category);
     let count = config.category(category).items_per_request;
     (first_index..first_index + n)
@@ -143,7 +166,13 @@ pub fn plan_round0(config: &Config, templates: &Templates) -> Vec<AuthorRequest>
 }
 
 /// A top-up round for the categories still short of the target, sized by the yield so far.
-fn plan_topup(config: &Config, templates: &Templates, round: u32, done: &[AuthorRequest], derived: &Derived) -> Vec<AuthorRequest> {
+fn plan_topup(
+    config: &Config,
+    templates: &Templates,
+    round: u32,
+    done: &[AuthorRequest],
+    derived: &Derived,
+) -> Vec<AuthorRequest> {
     let target = target(config);
     let valid = derived.valid_per_category();
     let mut requests = Vec::new();
@@ -152,19 +181,28 @@ fn plan_topup(config: &Config, templates: &Templates, round: u32, done: &[Author
         if have >= target {
             continue;
         }
-        let asked: usize = done.iter().filter(|r| r.category == category).map(|r| r.count).sum();
+        let asked: usize = done
+            .iter()
+            .filter(|r| r.category == category)
+            .map(|r| r.count)
+            .sum();
         let sent = done.iter().filter(|r| r.category == category).count();
         let ipr = config.category(category).items_per_request;
         let yield_rate = (have as f64 / asked.max(1) as f64).clamp(0.1, 1.0);
         let round0 = target.div_ceil(ipr);
-        let n = (((target - have) as f64 / yield_rate / ipr as f64).ceil() as usize).clamp(1, round0.max(1));
+        let n = (((target - have) as f64 / yield_rate / ipr as f64).ceil() as usize)
+            .clamp(1, round0.max(1));
         requests.extend(plan(config, templates, category, round, sent, n));
     }
     requests
 }
 
 /// Parses and validates every outcome of `requests` into candidates and rejects.
-pub fn derive(config: &Config, requests: &[AuthorRequest], outcomes: &BTreeMap<String, Outcome>) -> Derived {
+pub fn derive(
+    config: &Config,
+    requests: &[AuthorRequest],
+    outcomes: &BTreeMap<String, Outcome>,
+) -> Derived {
     let rules = Rules {
         max_gold_words: config.author.max_gold_words,
         bloat_factor: config.author.bloat_factor,
@@ -193,39 +231,59 @@ pub fn derive(config: &Config, requests: &[AuthorRequest], outcomes: &BTreeMap<S
             Outcome::Ok(body) => body,
             Outcome::Failed(f) => {
                 let status = f.status.map(|s| format!(" (HTTP {s})")).unwrap_or_default();
-                derived.rejects.push(reject("request_failed", format!("{}{status}: {}", f.code, f.message), None, ""));
+                derived.rejects.push(reject(
+                    "request_failed",
+                    format!("{}{status}: {}", f.code, f.message),
+                    None,
+                    "",
+                ));
                 continue;
             }
         };
         derived.usage.add_response(body);
         let parsed = reply::message_content(body).and_then(|reply| {
             let truncated_by_length = reply.finish_reason.as_deref() == Some("length");
-            reply::parse_items(&reply.content).map(|items| (items, truncated_by_length, reply.content))
+            reply::parse_items(&reply.content)
+                .map(|items| (items, truncated_by_length, reply.content))
         });
         let (items, cut, content) = match parsed {
             Ok(ok) => ok,
             Err(e) => {
-                let raw = reply::message_content(body).map(|r| r.content).unwrap_or_default();
-                derived.rejects.push(reject(e.code(), e.to_string(), None, &raw));
+                let raw = reply::message_content(body)
+                    .map(|r| r.content)
+                    .unwrap_or_default();
+                derived
+                    .rejects
+                    .push(reject(e.code(), e.to_string(), None, &raw));
                 continue;
             }
         };
         if items.truncated || cut {
             derived.rejects.push(reject(
                 "reply_truncated",
-                format!("the reply was cut off (max_tokens); {} complete item(s) salvaged of {} asked", items.items.len(), r.count),
+                format!(
+                    "the reply was cut off (max_tokens); {} complete item(s) salvaged of {} asked",
+                    items.items.len(),
+                    r.count
+                ),
                 None,
                 &content,
             ));
         }
         for raw in &items.malformed {
-            derived.rejects.push(reject("malformed_item", "an element of the items array is not valid JSON".into(), None, raw));
+            derived.rejects.push(reject(
+                "malformed_item",
+                "an element of the items array is not valid JSON".into(),
+                None,
+                raw,
+            ));
         }
         for (k, value) in items.items.iter().enumerate() {
             let id = format!("{}.r{}.{:04}.{k}", r.category, r.round, r.index);
             let raw = value.to_string();
-            let checked = validate::fields_from_value(r.category, value)
-                .and_then(|fields| validate::check_item(r.category, &fields, &rules).map(|()| fields));
+            let checked = validate::fields_from_value(r.category, value).and_then(|fields| {
+                validate::check_item(r.category, &fields, &rules).map(|()| fields)
+            });
             match checked {
                 Ok(fields) => derived.candidates.push(Candidate {
                     id,
@@ -241,7 +299,12 @@ pub fn derive(config: &Config, requests: &[AuthorRequest], outcomes: &BTreeMap<S
                     gold_repaired: false,
                     needs_review: false,
                 }),
-                Err(rejection) => derived.rejects.push(reject(rejection.reason.code(), rejection.detail, Some(id), &raw)),
+                Err(rejection) => derived.rejects.push(reject(
+                    rejection.reason.code(),
+                    rejection.detail,
+                    Some(id),
+                    &raw,
+                )),
             }
         }
     }
@@ -269,13 +332,21 @@ fn check_bloated(rules: &Rules, derived: &mut Derived) {
         })
     };
     let medians = [
-        (Category::BloatedFactual, median(Category::SimpleFactual, &derived.candidates)),
-        (Category::BloatedReasoning, median(Category::Reasoning, &derived.candidates)),
+        (
+            Category::BloatedFactual,
+            median(Category::SimpleFactual, &derived.candidates),
+        ),
+        (
+            Category::BloatedReasoning,
+            median(Category::Reasoning, &derived.candidates),
+        ),
     ];
     let mut kept = Vec::with_capacity(derived.candidates.len());
     for c in std::mem::take(&mut derived.candidates) {
         let verdict = match medians.iter().find(|(bloated, _)| *bloated == c.category) {
-            Some((_, plain_median)) => validate::check_bloated(validate::word_count(&c.prompt), *plain_median, rules),
+            Some((_, plain_median)) => {
+                validate::check_bloated(validate::word_count(&c.prompt), *plain_median, rules)
+            }
             None => Ok(()),
         };
         match verdict {
@@ -312,7 +383,10 @@ pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates) -> Result<StageEnd, a
     let mut round = 0;
     loop {
         let requests: Vec<Request> = round_requests.iter().map(|r| r.request.clone()).collect();
-        let result = ctx.runner.run(&format!("author-r{round}"), &requests, &guard).await?;
+        let result = ctx
+            .runner
+            .run(&format!("author-r{round}"), &requests, &guard)
+            .await?;
         outcomes.extend(result.outcomes);
         all.append(&mut round_requests);
         derived = derive(config, &all, &outcomes);
@@ -352,7 +426,9 @@ fn write_outputs(ctx: &Ctx<'_>, derived: &Derived) -> Result<(), anyhow::Error> 
 fn summarize(ctx: &Ctx<'_>, derived: &Derived) {
     let target = target(ctx.config);
     let valid = derived.valid_per_category();
-    let mut lines = vec![format!("author: valid items per category (target {target}):")];
+    let mut lines = vec![format!(
+        "author: valid items per category (target {target}):"
+    )];
     for (category, n) in &valid {
         let mark = if *n >= target { "" } else { "  (short)" };
         lines.push(format!("  {category:<20} {n:>5}{mark}"));
@@ -362,7 +438,11 @@ fn summarize(ctx: &Ctx<'_>, derived: &Derived) {
         *reasons.entry(r.reason.as_str()).or_default() += 1;
     }
     if !reasons.is_empty() {
-        lines.push(format!("author: {} reject(s) in {}:", derived.rejects.len(), REJECTS));
+        lines.push(format!(
+            "author: {} reject(s) in {}:",
+            derived.rejects.len(),
+            REJECTS
+        ));
         for (reason, n) in reasons {
             lines.push(format!("  {reason:<24} {n:>5}"));
         }
@@ -377,10 +457,17 @@ pub fn dry_run(config: &Config, templates: &Templates) -> Result<String, BatchEr
         "author dry run (round 0, model {}, provider {}):",
         config.author.model, config.api.provider
     )];
-    lines.push(format!("  {:<20} {:>8} {:>12} {:>14} {:>10}", "category", "requests", "input tok", "max output tok", "cost USD"));
+    lines.push(format!(
+        "  {:<20} {:>8} {:>12} {:>14} {:>10}",
+        "category", "requests", "input tok", "max output tok", "cost USD"
+    ));
     let mut total = Vec::new();
     for category in Category::ALL {
-        let reqs: Vec<&Request> = requests.iter().filter(|r| r.category == category).map(|r| &r.request).collect();
+        let reqs: Vec<&Request> = requests
+            .iter()
+            .filter(|r| r.category == category)
+            .map(|r| &r.request)
+            .collect();
         let est = estimate_cost(config, reqs.iter().copied());
         lines.push(format!(
             "  {:<20} {:>8} {:>12} {:>14} {:>10.4}",
@@ -402,7 +489,10 @@ pub fn dry_run(config: &Config, templates: &Templates) -> Result<String, BatchEr
         est.usd
     ));
     if !est.priced {
-        lines.push(format!("  note: no price for model {} in [prices]; its cost counts as 0", config.author.model));
+        lines.push(format!(
+            "  note: no price for model {} in [prices]; its cost counts as 0",
+            config.author.model
+        ));
     }
     lines.push(format!(
         "  worst case: every reply uses max_tokens; batch discount {:.0}% applied; limit author.max_cost_usd = {:.2}",

@@ -43,12 +43,17 @@ impl Ctx<'_> {
 }
 
 /// Records the requests and tokens a stage's outcomes represent in `usage.json` (by stage).
-pub fn write_usage(ctx: &Ctx<'_>, stage: &str, usage: crate::batch::Usage) -> Result<(), anyhow::Error> {
+pub fn write_usage(
+    ctx: &Ctx<'_>,
+    stage: &str,
+    usage: crate::batch::Usage,
+) -> Result<(), anyhow::Error> {
     let path = ctx.out(USAGE);
-    let mut all: std::collections::BTreeMap<String, crate::batch::Usage> = match std::fs::read(&path) {
-        Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_default(),
-        Err(_) => Default::default(),
-    };
+    let mut all: std::collections::BTreeMap<String, crate::batch::Usage> =
+        match std::fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_default(),
+            Err(_) => Default::default(),
+        };
     all.insert(stage.to_string(), usage);
     crate::fsio::write_atomic(&path, &serde_json::to_vec_pretty(&all)?)?;
     Ok(())

@@ -95,7 +95,13 @@ pub fn custom_id(item_id: &str, model: &str) -> String {
     format!("repair/{item_id}/{model}")
 }
 
-fn body(config: &Config, templates: &Templates, item: &Candidate, model: &str, custom_id: &str) -> Value {
+fn body(
+    config: &Config,
+    templates: &Templates,
+    item: &Candidate,
+    model: &str,
+    custom_id: &str,
+) -> Value {
     let user = templates.verify.render(&[("prompt", &item.prompt)]);
     let mut body = json!({
         "model": model,
@@ -136,11 +142,20 @@ fn expr_matches(expr_value: f64, answer: &Quantity) -> bool {
     let decimals = text.split_once('.').map_or(0, |(_, d)| d.len()) as i32;
     let tolerance = 0.5 * 10f64.powi(-decimals) + 1e-9 * answer.value.abs().max(1.0);
     let candidates = [expr_value, expr_value * 100.0];
-    let scaled: &[f64] = if answer.unit == numeric::UnitClass::Percent { &candidates } else { &candidates[..1] };
+    let scaled: &[f64] = if answer.unit == numeric::UnitClass::Percent {
+        &candidates
+    } else {
+        &candidates[..1]
+    };
     scaled.iter().any(|v| (v - answer.value).abs() <= tolerance)
 }
 
-fn judge_verifier(model: &str, outcome: Option<&Outcome>, key: Option<&Quantity>, rate: bool) -> VerifierAnswer {
+fn judge_verifier(
+    model: &str,
+    outcome: Option<&Outcome>,
+    key: Option<&Quantity>,
+    rate: bool,
+) -> VerifierAnswer {
     let mut answer = VerifierAnswer {
         model: model.to_string(),
         raw_answer: None,
@@ -229,13 +244,21 @@ pub fn decide(item: &Candidate, answers: Vec<VerifierAnswer>, verified: &[Quanti
         return flag(line, "verifier_unreliable");
     }
     let first = &verified[0];
-    if verified.iter().skip(1).any(|q| !numeric::agree(q, first, rate)) {
+    if verified
+        .iter()
+        .skip(1)
+        .any(|q| !numeric::agree(q, first, rate))
+    {
         return flag(line, "verifiers_disagree");
     }
     if numeric::looks_ill_posed(&item.prompt, first) {
         return flag(line, "ill_posed");
     }
-    if line.verifiers.iter().all(|v| v.agrees_with_key == Some(true)) {
+    if line
+        .verifiers
+        .iter()
+        .all(|v| v.agrees_with_key == Some(true))
+    {
         line.decision = Decision::Agree;
         line.reason = "agree".into();
         return line;
@@ -252,7 +275,11 @@ pub fn decide(item: &Candidate, answers: Vec<VerifierAnswer>, verified: &[Quanti
 }
 
 /// Applies the report's decisions to the items and counts them.
-pub fn apply(config: &Config, items: &mut [Candidate], outcomes: &BTreeMap<String, Outcome>) -> (Vec<ReportLine>, Summary) {
+pub fn apply(
+    config: &Config,
+    items: &mut [Candidate],
+    outcomes: &BTreeMap<String, Outcome>,
+) -> (Vec<ReportLine>, Summary) {
     let mut report = Vec::new();
     let mut summary = Summary {
         verifiers: config.repair.models.clone(),
@@ -270,7 +297,11 @@ pub fn apply(config: &Config, items: &mut [Candidate], outcomes: &BTreeMap<Strin
                 let outcome = outcomes.get(&custom_id(&item.id, model));
                 let answer = judge_verifier(model, outcome, key.as_ref(), rate);
                 if answer.reliable {
-                    if let Some(q) = answer.raw_answer.as_deref().and_then(numeric::parse_quantity) {
+                    if let Some(q) = answer
+                        .raw_answer
+                        .as_deref()
+                        .and_then(numeric::parse_quantity)
+                    {
                         verified.push(q);
                     }
                 }
@@ -359,17 +390,28 @@ pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates) -> Result<StageEnd, a
     let (report, summary) = apply(config, &mut items, &result.outcomes);
     crate::jsonl::write(&ctx.out(REPAIRED), &items)?;
     crate::jsonl::write(&ctx.out(REPAIR_REPORT), &report)?;
-    crate::fsio::write_atomic(&ctx.out(REPAIR_SUMMARY), &serde_json::to_vec_pretty(&summary)?)?;
+    crate::fsio::write_atomic(
+        &ctx.out(REPAIR_SUMMARY),
+        &serde_json::to_vec_pretty(&summary)?,
+    )?;
     super::write_usage(ctx, "repair", summary.usage)?;
     ctx.printer.out(render_summary(&summary));
     Ok(StageEnd::Done)
 }
 
 fn render_summary(s: &Summary) -> String {
-    let row = |name: &str, c: &RepairCounts| format!("  {name:<20} {:>7} {:>7} {:>8} {:>7}", c.checked, c.agreed, c.repaired, c.flagged);
+    let row = |name: &str, c: &RepairCounts| {
+        format!(
+            "  {name:<20} {:>7} {:>7} {:>8} {:>7}",
+            c.checked, c.agreed, c.repaired, c.flagged
+        )
+    };
     let mut lines = vec![
         "repair: numeric keys re-solved by ".to_string() + &s.verifiers.join(", "),
-        format!("  {:<20} {:>7} {:>7} {:>8} {:>7}", "category", "checked", "agreed", "repaired", "flagged"),
+        format!(
+            "  {:<20} {:>7} {:>7} {:>8} {:>7}",
+            "category", "checked", "agreed", "repaired", "flagged"
+        ),
     ];
     for (category, c) in &s.by_category {
         lines.push(row(category.name(), c));
