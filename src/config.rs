@@ -34,9 +34,9 @@ pub struct Config {
     #[serde(default)]
     pub prices: BTreeMap<String, Price>,
     pub categories: BTreeMap<String, CategoryConfig>,
-    /// The canonical TOML text of the merged config (file + overrides), used for fingerprints.
+    /// The merged config (file + overrides) as read, for the content fingerprint.
     #[serde(skip)]
-    pub canonical: String,
+    table: toml::Table,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -303,13 +303,27 @@ impl Config {
         for arg in overrides {
             apply_override(&mut table, arg)?;
         }
-        let canonical = toml::to_string(&table).map_err(|e| invalid(e.to_string()))?;
-        let mut config: Config = toml::Value::Table(table)
+        let mut config: Config = toml::Value::Table(table.clone())
             .try_into()
             .map_err(|e: toml::de::Error| invalid(e.to_string().trim_end().to_string()))?;
-        config.canonical = canonical;
+        config.table = table;
         config.check().map_err(invalid)?;
         Ok(config)
+    }
+
+    /// SHA-256 of the settings that decide a release's content: everything but where and how
+    /// requests run (`[api]`, `[local]`, `[prices]`, `release.out_dir`).
+    pub fn content_fingerprint(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let mut table = self.table.clone();
+        for operational in ["api", "local", "prices"] {
+            table.remove(operational);
+        }
+        if let Some(release) = table.get_mut("release").and_then(toml::Value::as_table_mut) {
+            release.remove("out_dir");
+        }
+        let text = toml::to_string(&table).unwrap_or_default();
+        crate::batch::hex(&Sha256::digest(text.as_bytes()))
     }
 
     /// The category table of `category` (every category has one once `check` passed).
@@ -654,5 +668,24 @@ mod tests {
             err.contains("missing table [categories.memory_update]"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn the_content_fingerprint_ignores_where_requests_run_but_not_what_they_ask() {
+        let path = repo_file("pipeline.toml");
+        let load = |args: &[&str]| {
+            let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+            Config::load(&path, &args).unwrap().content_fingerprint()
+        };
+        let base = load(&[]);
+        assert_eq!(
+            base,
+            load(&[
+                "api.base_url=http://127.0.0.1:1/v1",
+                "release.out_dir=elsewhere"
+            ])
+        );
+        assert_ne!(base, load(&["author.model=other/model"]));
+        assert_ne!(base, load(&["release.seed=1"]));
     }
 }

@@ -1062,3 +1062,47 @@ fn the_readme_documents_every_reject_code() {
         );
     }
 }
+
+#[test]
+fn a_run_crashed_in_author_or_repair_ends_byte_identical_to_an_uninterrupted_one() {
+    let fake = FakeApi::start(repair_responder());
+    let clean = World::new(&fake).set("repair.models=[\"v-a\", \"v-b\"]");
+    clean.run(&["run"]).success();
+    let expected = release_bytes(&clean);
+    // The author job's batch is the first one created, the repair job's the second.
+    for step in [
+        "uploaded:1",
+        "created-unjournaled:1",
+        "finished:1",
+        "uploaded:2",
+        "created-unjournaled:2",
+        "downloaded:2",
+        "collected:2",
+    ] {
+        let fake = FakeApi::start(repair_responder());
+        let world = World::new(&fake).set("repair.models=[\"v-a\", \"v-b\"]");
+        let crashed = world.run_env(&["run"], &[("SASEVAL_CRASH_AFTER", step)]);
+        assert_ne!(crashed.code, Some(0), "{step}: the hook did not fire");
+        let lines_before = fake.counters().lines_in_batches;
+        world.run(&["run"]).success();
+        let got = release_bytes(&world);
+        let differing: Vec<&String> = expected
+            .keys()
+            .filter(|name| got.get(*name) != expected.get(*name))
+            .collect();
+        assert!(
+            differing.is_empty(),
+            "{step}: these release files differ from an uninterrupted run: {differing:?}"
+        );
+        let lines_after = fake.counters().lines_in_batches;
+        let resent: Vec<_> = lines_after
+            .iter()
+            .filter(|(id, n)| lines_before.get(*id).is_some_and(|b| *n > b))
+            .map(|(id, _)| id)
+            .collect();
+        assert!(
+            resent.is_empty(),
+            "{step}: lines sent again after the crash: {resent:?}"
+        );
+    }
+}

@@ -5,7 +5,7 @@
 
 use super::{Ctx, AUTHORED, REJECTS, REPAIRED, REPAIR_SUMMARY, USAGE};
 use crate::app::UsageError;
-use crate::batch::{hex, Usage};
+use crate::batch::Usage;
 use crate::cli::AssembleArgs;
 use crate::config::Config;
 use crate::dedup::{self, Against, DedupConfig, DupKind, Method};
@@ -13,7 +13,6 @@ use crate::record::{excerpt, Candidate, Category, Reject};
 use crate::release::{self, DedupNumbers, ReleaseInfo, ReleaseRecord, Shortfall, TargetRow};
 use crate::seeded;
 use crate::stages::repair::Summary;
-use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -331,7 +330,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<(), anyhow::Error> 
         provider: config.api.provider.to_string(),
         author_model: config.author.model.clone(),
         verifier_models: config.repair.models.clone(),
-        config_fingerprint: hex(&Sha256::digest(config.canonical.as_bytes())),
+        config_fingerprint: config.content_fingerprint(),
         counts,
         domain_counts,
         authored,
