@@ -1106,3 +1106,74 @@ fn a_run_crashed_in_author_or_repair_ends_byte_identical_to_an_uninterrupted_one
         );
     }
 }
+
+#[test]
+fn a_wrong_key_stops_with_the_servers_message_and_exit_2() {
+    let fake = FakeApi::start(good_responder());
+    fake.set_expected_key("sk-the-right-one");
+    let world = World::new(&fake);
+    world
+        .run(&["author"])
+        .code(2)
+        .stderr_has("401")
+        .stderr_has("api.api_key_env");
+    assert_eq!(fake.counters().batches_created, 0);
+}
+
+#[test]
+fn a_completed_batch_without_output_file_resubmits_only_unserved_lines() {
+    let fake = FakeApi::start(good_responder());
+    fake.push_fault(Fault::NullOutputFileId);
+    let world = World::new(&fake);
+    world.run(&["author"]).success();
+    let counters = fake.counters();
+    assert_eq!(
+        counters.batches_created, 2,
+        "the 5xx lines of the error file were resubmitted once"
+    );
+    assert!(counters.lines_in_batches.values().all(|n| *n == 2));
+    assert_eq!(
+        count_by_category(&world.read_jsonl("authored.jsonl")).len(),
+        10
+    );
+}
+
+#[test]
+fn cancel_stops_a_mistaken_submission_and_a_rerun_keeps_what_completed() {
+    let fake = FakeApi::start(good_responder());
+    fake.set_steps_to_complete(50);
+    let world = World::new(&fake);
+    world.run(&["author", "--no-wait"]).success();
+    let cancel = world.run(&["cancel"]);
+    cancel.success();
+    assert!(
+        cancel.stdout.contains("cancelling") || cancel.stdout.contains("cancelled"),
+        "{}",
+        cancel.stdout
+    );
+    assert_eq!(fake.counters().cancels, 1);
+    world.run(&["author"]).code(1).stderr_has("cancelled");
+}
+
+#[test]
+fn a_damaged_journal_is_reported_with_how_to_recover() {
+    let fake = FakeApi::start(good_responder());
+    let world = World::new(&fake);
+    world.run(&["author", "--no-wait"]).success();
+    let journal = world.out().join("state/journal/author-r0.json");
+    let text = std::fs::read_to_string(&journal).expect("journal");
+    std::fs::write(&journal, &text[..text.len() / 2]).expect("truncate");
+    world
+        .run(&["author"])
+        .code(1)
+        .stderr_has("author-r0.json")
+        .stderr_has("fingerprint");
+    let created = fake.counters().batches_created;
+    std::fs::rename(&journal, journal.with_extension("damaged")).expect("move aside");
+    world.run(&["author"]).success();
+    assert_eq!(
+        fake.counters().batches_created,
+        created,
+        "the batch is found by its fingerprint, not created again"
+    );
+}

@@ -5,6 +5,7 @@
 use crate::config::Api;
 use serde::Deserialize;
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 use std::time::Duration;
@@ -358,15 +359,15 @@ impl Client {
         parse(&what, v)
     }
 
-    /// Finds a batch whose metadata `key` equals `value`, paging through the list (Groq's
-    /// `paging.next_cursor` or OpenAI's `has_more`/`after`).
-    pub async fn find_batch(
+    /// Every batch on the account whose metadata carries `key`, by that key's value, paging
+    /// through the list (Groq's `paging.next_cursor` or OpenAI's `has_more`/`after`).
+    pub async fn batches_by_metadata(
         &self,
         key: &str,
-        value: &str,
-    ) -> Result<Option<BatchObject>, ClientError> {
-        let mut cursor: Option<(String, String)> = None;
-        for _page in 0..1000 {
+    ) -> Result<BTreeMap<String, BatchObject>, ClientError> {
+        let mut found = BTreeMap::new();
+        let mut cursor: Option<(&str, String)> = None;
+        for _page in 0..10_000 {
             let v = self
                 .json("listing batches", || {
                     let mut req = self
@@ -374,7 +375,7 @@ impl Client {
                         .get(self.url("batches"))
                         .query(&[("limit", "100")]);
                     if let Some((param, c)) = &cursor {
-                        req = req.query(&[(param.as_str(), c.as_str())]);
+                        req = req.query(&[(*param, c.as_str())]);
                     }
                     req
                 })
@@ -383,11 +384,12 @@ impl Client {
                 "listing batches",
                 v.get("data").cloned().unwrap_or(Value::Array(Vec::new())),
             )?;
-            if let Some(found) = batches
-                .iter()
-                .find(|b| b.metadata_value(key) == Some(value))
-            {
-                return Ok(Some(found.clone()));
+            for batch in &batches {
+                if let Some(value) = batch.metadata_value(key) {
+                    found
+                        .entry(value.to_string())
+                        .or_insert_with(|| batch.clone());
+                }
             }
             let next_groq = v
                 .pointer("/paging/next_cursor")
@@ -395,12 +397,12 @@ impl Client {
                 .filter(|c| !c.is_empty());
             let has_more = v.get("has_more").and_then(Value::as_bool).unwrap_or(false);
             cursor = match (next_groq, has_more, batches.last()) {
-                (Some(c), _, _) => Some(("cursor".into(), c.to_string())),
-                (None, true, Some(last)) => Some(("after".into(), last.id.clone())),
-                _ => return Ok(None),
+                (Some(c), _, _) => Some(("cursor", c.to_string())),
+                (None, true, Some(last)) => Some(("after", last.id.clone())),
+                _ => break,
             };
         }
-        Ok(None)
+        Ok(found)
     }
 
     /// Downloads a file's content to `dest` (atomically), retrying truncated transfers. The

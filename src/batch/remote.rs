@@ -10,7 +10,7 @@ use super::{
 };
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::io::BufRead;
 use std::time::Duration;
 
@@ -21,8 +21,15 @@ pub struct RemoteJob<'r, 'a> {
     runner: &'r mut Runner<'a>,
     job: String,
     guard: &'r CostGuard,
-    /// Submissions planned or advanced by this process: no crash to recover from for them.
-    fresh: BTreeSet<usize>,
+    /// The account's uploaded files and our batches (by fingerprint), listed once per run
+    /// before the first upload or create: a journal that lacks a step may be behind the server.
+    server: Option<ServerView>,
+}
+
+/// What already exists on the server, so that nothing is uploaded or created twice.
+struct ServerView {
+    files: BTreeMap<String, String>,
+    batches: BTreeMap<String, BatchObject>,
 }
 
 /// How the submissions of one round ended.
@@ -38,7 +45,7 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
             runner,
             job: job.to_string(),
             guard,
-            fresh: BTreeSet::new(),
+            server: None,
         }
     }
 
@@ -132,7 +139,13 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
                 all_wanted || matches!(sub.state, SubState::Created | SubState::Finished);
             if !keep && sub.state == SubState::Uploaded {
                 // A crash may have fallen between creating the batch and journaling it.
-                if let Some(batch) = client.find_batch(FINGERPRINT_KEY, &sub.fingerprint).await? {
+                if let Some(batch) = self
+                    .server_view(client)
+                    .await?
+                    .batches
+                    .get(&sub.fingerprint)
+                    .cloned()
+                {
                     self.runner.printer.note(format!(
                         "found batch {} of an interrupted run by its fingerprint",
                         batch.id
@@ -213,7 +226,6 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
                     input,
                     SubState::Planned,
                 ));
-                self.fresh.insert(seq);
             }
         }
         journal.save("planned")?;
@@ -224,26 +236,17 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
     async fn submit(&mut self, client: &Client, journal: &mut Journal) -> Result<(), BatchError> {
         for i in 0..journal.submissions.len() {
             let sub = journal.submissions[i].clone();
-            let recovering = !self.fresh.contains(&sub.seq);
             let upload_name = format!(
                 "saseval-{}-{:03}-{}.jsonl",
                 self.job, sub.seq, sub.fingerprint
             );
             if sub.state == SubState::Planned {
-                let mut file_id = None;
-                if recovering {
-                    match client.list_files().await {
-                        Ok(files) => {
-                            file_id = files
-                                .into_iter()
-                                .find(|f| f.filename.as_deref() == Some(upload_name.as_str()))
-                                .map(|f| f.id)
-                        }
-                        Err(e) => {
-                            tracing::warn!(error = %e, "listing files failed; uploading again (an upload alone costs nothing)")
-                        }
-                    }
-                }
+                let file_id = self
+                    .server_view(client)
+                    .await?
+                    .files
+                    .get(&upload_name)
+                    .cloned();
                 let file_id = match file_id {
                     Some(id) => id,
                     None => {
@@ -265,11 +268,13 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
             }
             let sub = journal.submissions[i].clone();
             if sub.state == SubState::Uploaded {
-                let mut batch = None;
-                if recovering {
-                    batch = client.find_batch(FINGERPRINT_KEY, &sub.fingerprint).await?;
-                }
-                let batch = match batch {
+                let existing = self
+                    .server_view(client)
+                    .await?
+                    .batches
+                    .get(&sub.fingerprint)
+                    .cloned();
+                let batch = match existing {
                     Some(b) => b,
                     None => {
                         let metadata =
@@ -296,6 +301,29 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
             }
         }
         Ok(())
+    }
+
+    /// Lists the server's files and our batches once per run (listing costs nothing; a second
+    /// batch would).
+    async fn server_view(&mut self, client: &Client) -> Result<&ServerView, BatchError> {
+        let view = match self.server.take() {
+            Some(view) => view,
+            None => {
+                let files = match client.list_files().await {
+                    Ok(files) => files
+                        .into_iter()
+                        .filter_map(|f| f.filename.map(|name| (name, f.id)))
+                        .collect(),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "listing files failed; uploading anew (an upload alone costs nothing)");
+                        BTreeMap::new()
+                    }
+                };
+                let batches = client.batches_by_metadata(FINGERPRINT_KEY).await?;
+                ServerView { files, batches }
+            }
+        };
+        Ok(self.server.insert(view))
     }
 
     fn report_submitted(&self, journal: &Journal) {
