@@ -5,6 +5,7 @@ use crate::batch::{journal::Journal, journal::SubState, BatchError, RunOptions, 
 use crate::cli::{AssembleArgs, BatchArgs, Cli, Command};
 use crate::config::{Config, ConfigError, Provider};
 use crate::lock::OutLock;
+use crate::record::Category;
 use crate::stages::{self, Ctx, StageEnd};
 use crate::templates::{TemplateError, Templates};
 use crate::ui::Printer;
@@ -38,7 +39,7 @@ pub async fn run(cli: Cli, printer: &Printer) -> anyhow::Result<ExitCode> {
         check_actions,
     } = &cli.command
     {
-        return crate::stages::assemble::verify_command(&cli, path, *check_actions, printer);
+        return verify(&cli, path, *check_actions, printer);
     }
     let config = Config::load(&cli.config, &cli.overrides)?;
     let out_dir = cli
@@ -244,4 +245,63 @@ async fn cancel(config: &Config, out_dir: &Path, printer: &Printer) -> anyhow::R
     }
     printer.out("re-run the stage to collect what completed; only the rest is resubmitted");
     Ok(ExitCode::SUCCESS)
+}
+
+/// `verify <file-or-dir>`: a folder is checked against its manifest, a file against the
+/// config's `release.per_category`; `--check-actions` also compares our five target rows.
+fn verify(
+    cli: &Cli,
+    path: &Path,
+    check_actions: bool,
+    printer: &Printer,
+) -> anyhow::Result<ExitCode> {
+    let config = if path.is_file() || check_actions {
+        Some(Config::load(&cli.config, &cli.overrides)?)
+    } else {
+        None
+    };
+    let options = crate::verify::VerifyOptions {
+        our_rows: match (&config, check_actions) {
+            (Some(c), true) => Some(
+                Category::ALL
+                    .into_iter()
+                    .map(|cat| (cat, c.category(cat).target()))
+                    .collect(),
+            ),
+            _ => None,
+        },
+    };
+    let per_category = config.as_ref().map_or(0, |c| c.release.per_category);
+    let report = crate::verify::verify_path(path, per_category, &options)?;
+    let target = path;
+    if report.problems.is_empty() {
+        let counts: Vec<String> = report
+            .counts
+            .iter()
+            .map(|(c, n)| format!("{c} {n}"))
+            .collect();
+        let mut msg = format!(
+            "verify: {} OK — {} records ({}), sha256 {}",
+            target.display(),
+            report.records,
+            counts.join(", "),
+            report.sha256
+        );
+        if report.lacking_stale > 0 {
+            msg.push_str(&format!(
+                "\n  note: {} memory record(s) carry durable without stale (v1's looser format; accepted)",
+                report.lacking_stale
+            ));
+        }
+        printer.out(msg);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut lines = vec![format!(
+        "verify: {} has {} problem(s):",
+        target.display(),
+        report.problems.len()
+    )];
+    lines.extend(report.problems.iter().map(|p| format!("  {p}")));
+    printer.out(lines.join("\n"));
+    Ok(ExitCode::from(1))
 }

@@ -263,6 +263,20 @@ pub struct CategoryConfig {
     pub max_tokens: Option<u32>,
 }
 
+impl CategoryConfig {
+    /// The category's target-action row, from which every record's `target_action`, `T`,
+    /// `top_p`, `mode` and `max_new` derive.
+    pub fn target(&self) -> crate::release::TargetRow {
+        crate::release::TargetRow {
+            c: self.c,
+            t: self.t,
+            p: self.p,
+            d: self.d,
+            l: self.l,
+        }
+    }
+}
+
 impl Config {
     /// Reads `path`, applies `--set` overrides, and checks everything.
     pub fn load(path: &Path, overrides: &[String]) -> Result<Config, ConfigError> {

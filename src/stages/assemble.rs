@@ -10,11 +10,11 @@ use crate::cli::AssembleArgs;
 use crate::config::Config;
 use crate::dedup::{self, Against, DedupConfig, DupKind, Method};
 use crate::record::{excerpt, Candidate, Category, Reject};
-use crate::release::{self, DedupNumbers, ReleaseInfo, ReleaseRecord, Shortfall, TargetRow};
+use crate::release::{self, DedupNumbers, ReleaseInfo, ReleaseRecord, Shortfall};
 use crate::seeded;
 use crate::stages::repair::Summary;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// A prompt of an earlier release that candidates must not duplicate.
 struct Reference {
@@ -59,17 +59,6 @@ fn read_reference(path: &Path) -> Result<Vec<Reference>, UsageError> {
         });
     }
     Ok(refs)
-}
-
-pub fn target_row(config: &Config, category: Category) -> TargetRow {
-    let row = config.category(category);
-    TargetRow {
-        c: row.c,
-        t: row.t,
-        p: row.p,
-        d: row.d,
-        l: row.l,
-    }
 }
 
 fn assemble_reject(
@@ -287,7 +276,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<(), anyhow::Error> 
             });
         }
         counts.insert(category, chosen.len());
-        let row = target_row(config, category);
+        let row = config.category(category).target();
         for item in chosen {
             *domain_counts
                 .entry(category)
@@ -342,7 +331,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<(), anyhow::Error> 
         keep_flagged,
         target_rows: Category::ALL
             .into_iter()
-            .map(|c| (c, target_row(config, c)))
+            .map(|c| (c, config.category(c).target()))
             .collect(),
     };
     let written = release::write_release(ctx.out_dir(), &records, &info)?;
@@ -405,63 +394,4 @@ fn describe_shortfall(s: &Shortfall) -> String {
             reasons.join(", ")
         }
     )
-}
-
-/// `verify <file-or-dir>`: a folder is checked against its manifest, a file against the
-/// config's `release.per_category`; `--check-actions` also compares our five target rows.
-pub fn verify_command(
-    cli: &crate::cli::Cli,
-    path: &Path,
-    check_actions: bool,
-    printer: &crate::ui::Printer,
-) -> Result<std::process::ExitCode, anyhow::Error> {
-    let config = if path.is_file() || check_actions {
-        Some(Config::load(&cli.config, &cli.overrides)?)
-    } else {
-        None
-    };
-    let options = crate::verify::VerifyOptions {
-        our_rows: match (&config, check_actions) {
-            (Some(c), true) => Some(
-                Category::ALL
-                    .into_iter()
-                    .map(|cat| (cat, target_row(c, cat)))
-                    .collect(),
-            ),
-            _ => None,
-        },
-    };
-    let per_category = config.as_ref().map_or(0, |c| c.release.per_category);
-    let report = crate::verify::verify_path(path, per_category, &options)?;
-    let target: PathBuf = path.to_path_buf();
-    if report.problems.is_empty() {
-        let counts: Vec<String> = report
-            .counts
-            .iter()
-            .map(|(c, n)| format!("{c} {n}"))
-            .collect();
-        let mut msg = format!(
-            "verify: {} OK — {} records ({}), sha256 {}",
-            target.display(),
-            report.records,
-            counts.join(", "),
-            report.sha256
-        );
-        if report.lacking_stale > 0 {
-            msg.push_str(&format!(
-                "\n  note: {} memory record(s) carry durable without stale (v1's looser format; accepted)",
-                report.lacking_stale
-            ));
-        }
-        printer.out(msg);
-        return Ok(std::process::ExitCode::SUCCESS);
-    }
-    let mut lines = vec![format!(
-        "verify: {} has {} problem(s):",
-        target.display(),
-        report.problems.len()
-    )];
-    lines.extend(report.problems.iter().map(|p| format!("  {p}")));
-    printer.out(lines.join("\n"));
-    Ok(std::process::ExitCode::from(1))
 }
