@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Number, Value};
 use sha2::{Digest, Sha256};
 
-use crate::batch::Usage;
+use crate::batch::{hex, Usage};
 use crate::card;
 use crate::fsio::write_atomic;
 use crate::record::{Candidate, Category};
@@ -485,13 +485,6 @@ fn is_iso_date(date: &str) -> bool {
 
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
-}
-
-pub(crate) fn hex(digest: &[u8]) -> String {
-    digest.iter().fold(String::new(), |mut out, byte| {
-        let _ = write!(out, "{byte:02x}");
-        out
-    })
 }
 
 /// Records carrying each flag, as the release holds them.

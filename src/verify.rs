@@ -12,9 +12,10 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
+use crate::batch::hex;
 use crate::grade::norm;
 use crate::record::Category;
-use crate::release::{card_row, hex, TargetRow, MAX_NEW_SCALE};
+use crate::release::{card_row, TargetRow, MAX_NEW_SCALE};
 
 /// A line longer than this is reported, not parsed (v1's longest record is a few KiB).
 const MAX_LINE_BYTES: usize = 1 << 20;
@@ -1202,7 +1203,7 @@ mod tests {
             .contains("10485760 bytes, over the 1048576-byte line limit"));
         assert_eq!(
             report.sha256,
-            crate::release::hex(&Sha256::digest(fs::read(&path).expect("read")))
+            crate::batch::hex(&Sha256::digest(fs::read(&path).expect("read")))
         );
     }
 

@@ -132,34 +132,27 @@ impl<'r, 'a> FileJob<'r, 'a> {
         for r in requests {
             by_model.entry(r.model()).or_default().push(r);
         }
+        let export_dir = self.runner.state.export_dir();
+        let io = |e: std::io::Error| {
+            BatchError::Runtime(format!(
+                "cannot write an export file under {}: {e}",
+                export_dir.display()
+            ))
+        };
+        std::fs::create_dir_all(&export_dir).map_err(io)?;
         for (model, reqs) in by_model {
             let text: String = reqs.iter().map(|r| request_file::line(r)).collect();
-            let seq = journal.next_seq();
-            let fingerprint = super::remote::fingerprint(&self.job, seq, model, &text);
-            let name = format!("{}-{seq:03}-{fingerprint}.jsonl", self.job);
-            let input = format!("requests/{name}");
-            let write = |path: std::path::PathBuf| {
-                crate::fsio::write_atomic(&path, text.as_bytes()).map_err(|e| {
-                    BatchError::Runtime(format!("cannot write {}: {e}", path.display()))
-                })
-            };
-            write(self.runner.state.root.join(&input))?;
-            std::fs::create_dir_all(self.runner.state.export_dir()).map_err(|e| {
-                BatchError::Runtime(format!(
-                    "cannot create {}: {e}",
-                    self.runner.state.export_dir().display()
-                ))
-            })?;
-            write(self.runner.state.export_dir().join(&name))?;
-            journal.submissions.push(Submission::new(
-                seq,
-                fingerprint,
-                model,
-                reqs.len(),
-                text.len() as u64,
-                input,
-                SubState::Exported,
-            ));
+            let sub = journal
+                .add_submission(
+                    &self.runner.state.root,
+                    model,
+                    reqs.len(),
+                    &text,
+                    SubState::Exported,
+                )
+                .map_err(io)?;
+            let name = sub.input.trim_start_matches("requests/").to_string();
+            crate::fsio::write_atomic(&export_dir.join(name), text.as_bytes()).map_err(io)?;
             journal.save("exported")?;
         }
         Ok(())

@@ -200,6 +200,33 @@ impl Journal {
         Ok(())
     }
 
+    /// Writes a new submission's request file under `state_root` (its name carries the job,
+    /// sequence number and fingerprint) and adds the submission in `state`; the caller saves.
+    pub fn add_submission(
+        &mut self,
+        state_root: &Path,
+        model: &str,
+        requests: usize,
+        text: &str,
+        state: SubState,
+    ) -> std::io::Result<&Submission> {
+        let seq = self.next_seq();
+        let fingerprint = super::remote::fingerprint(&self.job, seq, model, text);
+        let input = format!("requests/{}-{seq:03}-{fingerprint}.jsonl", self.job);
+        fsio::write_atomic(&state_root.join(&input), text.as_bytes())?;
+        let sub = Submission::new(
+            seq,
+            fingerprint,
+            model,
+            requests,
+            text.len() as u64,
+            input,
+            state,
+        );
+        self.submissions.push(sub);
+        Ok(&self.submissions[self.submissions.len() - 1])
+    }
+
     pub fn next_seq(&self) -> usize {
         self.submissions
             .iter()

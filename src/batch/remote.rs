@@ -210,22 +210,15 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
                 request_file::chunk(&reqs, api.max_requests_per_batch, api.max_bytes_per_batch)
                     .map_err(BatchError::Usage)?;
             for (chunk, text) in chunks {
-                let seq = journal.next_seq();
-                let fingerprint = fingerprint(&self.job, seq, model, &text);
-                let input = format!("requests/{}-{seq:03}-{fingerprint}.jsonl", self.job);
-                let path = self.runner.state.root.join(&input);
-                crate::fsio::write_atomic(&path, text.as_bytes()).map_err(|e| {
-                    BatchError::Runtime(format!("cannot write {}: {e}", path.display()))
-                })?;
-                journal.submissions.push(Submission::new(
-                    seq,
-                    fingerprint,
-                    model,
-                    chunk.len(),
-                    text.len() as u64,
-                    input,
-                    SubState::Planned,
-                ));
+                let state_root = &self.runner.state.root;
+                journal
+                    .add_submission(state_root, model, chunk.len(), &text, SubState::Planned)
+                    .map_err(|e| {
+                        BatchError::Runtime(format!(
+                            "cannot write a request file under {}: {e}",
+                            state_root.display()
+                        ))
+                    })?;
             }
         }
         journal.save("planned")?;
