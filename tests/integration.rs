@@ -1276,3 +1276,86 @@ fn the_local_backend_runs_the_real_model_resumes_after_a_crash_and_never_recompu
         rerun.stderr
     );
 }
+
+#[test]
+fn an_https_endpoint_with_an_untrusted_certificate_is_refused() {
+    let tools = ["openssl", "python3"].iter().all(|t| {
+        Command::new(t)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    if !tools {
+        eprintln!("skipping the TLS test: it needs openssl and python3");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (cert, key, log) = (
+        dir.path().join("cert.pem"),
+        dir.path().join("key.pem"),
+        dir.path().join("requests.log"),
+    );
+    let made = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-keyout",
+        ])
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .expect("openssl runs");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let server = r#"
+import http.server, ssl, sys
+class Handler(http.server.BaseHTTPRequestHandler):
+    def answer(self):
+        open(sys.argv[3], "a").write(self.path + "\n")
+        self.send_response(200); self.end_headers(); self.wfile.write(b"{}")
+    do_GET = do_POST = answer
+    def log_message(self, *args): pass
+server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+context.load_cert_chain(sys.argv[1], sys.argv[2])
+server.socket = context.wrap_socket(server.socket, server_side=True)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"#;
+    let mut child = Command::new("python3")
+        .args(["-c", server])
+        .arg(&cert)
+        .arg(&key)
+        .arg(&log)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("python3 starts");
+    let mut port = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().expect("stdout")),
+        &mut port,
+    )
+    .expect("port");
+    let world =
+        World::with_url(format!("https://127.0.0.1:{}/v1", port.trim())).set("api.max_retries=1");
+    let run = world.run(&["author"]);
+    let _ = child.kill();
+    let _ = child.wait();
+    run.code(1).stderr_has("certificate");
+    assert!(
+        !log.exists(),
+        "no request reached a server whose certificate is not trusted"
+    );
+}
