@@ -1359,3 +1359,18 @@ server.serve_forever()
         "no request reached a server whose certificate is not trusted"
     );
 }
+
+#[test]
+fn a_batch_stuck_in_validating_past_its_window_ends_with_a_clear_message() {
+    let fake = FakeApi::start(good_responder());
+    fake.set_clock(1_000_000_000);
+    fake.push_fault(Fault::StuckValidating);
+    let world = World::new(&fake);
+    world
+        .run(&["author"])
+        .code(1)
+        .stderr_has("after its completion window ended")
+        .stderr_has("saseval-gen cancel");
+    world.run(&["cancel"]).success();
+    assert_eq!(fake.counters().cancels, 1);
+}

@@ -14,6 +14,10 @@ use std::collections::BTreeMap;
 use std::io::BufRead;
 use std::time::Duration;
 
+/// How long past its `expires_at` a batch may stay unfinished before the run calls it stuck
+/// (providers finalise expiry with some delay).
+const STUCK_GRACE_SECS: i64 = 3600;
+
 /// The metadata key that carries a submission's fingerprint on the server.
 pub const FINGERPRINT_KEY: &str = "saseval_fingerprint";
 
@@ -438,6 +442,20 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
             journal.save("finished")?;
         } else if changed {
             journal.save("polled")?;
+        }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        if let Some(expires_at) = batch
+            .expires_at
+            .filter(|t| !batch.is_terminal() && now > t + STUCK_GRACE_SECS)
+        {
+            return Err(BatchError::Runtime(format!(
+                "batch {} is still `{}` {} minutes after its completion window ended (expires_at {expires_at}) and the provider has not expired it. Run `saseval-gen cancel` to cancel it, then re-run: what it completed is kept and only the rest is resubmitted",
+                batch.id,
+                batch.status,
+                (now - expires_at) / 60
+            )));
         }
         Ok(())
     }

@@ -60,8 +60,9 @@ const MAX_FILE_LINES: usize = 50_000;
 const LIST_PAGE_SIZE: usize = 2;
 /// How much of an upload is read before a `ResetConnection` fault drops the connection.
 const BYTES_READ_BEFORE_RESET: usize = 16;
-/// The logical clock starts here (a plausible Unix time) and ticks once per state change.
-const CLOCK_START: u64 = 1_795_979_867;
+/// The logical clock starts here (2100-01-01, so no completion window has ended by the wall
+/// clock unless a test moves it) and ticks once per state change.
+const CLOCK_START: u64 = 4_102_444_800;
 const FOREIGN_CUSTOM_ID: &str = "foreign/never-sent/0";
 
 /// What the fake model answers to one request line.
@@ -236,6 +237,12 @@ impl FakeApi {
     /// How `GET /batches` pages from now on (default `ListStyle::Groq`).
     pub fn set_list_style(&self, style: ListStyle) {
         self.shared.lock().list_style = style;
+    }
+
+    /// Moves the logical clock (Unix seconds), e.g. far into the past so that a new batch's
+    /// completion window has already ended by the wall clock.
+    pub fn set_clock(&self, unix: u64) {
+        self.shared.lock().clock = unix;
     }
 
     /// What the fake has seen so far.
