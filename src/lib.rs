@@ -15,6 +15,8 @@ pub mod hooks;
 pub mod jsonl;
 pub mod lock;
 pub mod numeric;
+#[cfg(test)]
+mod proptests;
 pub mod record;
 pub mod release;
 pub mod reply;
