@@ -11,6 +11,11 @@ command -v cmake >/dev/null 2>&1 || need_apt+=(cmake)
 command -v clang >/dev/null 2>&1 || need_apt+=(clang)
 dpkg -s libclang-dev >/dev/null 2>&1 || need_apt+=(libclang-dev)
 command -v sha256sum >/dev/null 2>&1 || need_apt+=(coreutils)
+# The TLS and read-only-dir tests run a python3 HTTPS server with an openssl certificate and
+# drop root privileges with setpriv.
+command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
+command -v python3 >/dev/null 2>&1 || need_apt+=(python3 python3-pip)
+command -v setpriv >/dev/null 2>&1 || need_apt+=(util-linux)
 if [ ${#need_apt[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"

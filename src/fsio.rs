@@ -3,26 +3,34 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Writes `bytes` to `path` atomically: temp file in the same folder, fsync, rename, fsync folder.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = parent_dir(path);
-    let name = path
-        .file_name()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?;
-    let tmp = dir.join(format!(
-        ".{}.tmp-{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
+    require_file_name(path)?;
+    let tmp = temp_path(path);
     {
         let mut file = File::create(&tmp)?;
         file.write_all(bytes)?;
         file.sync_all()?;
     }
-    fs::rename(&tmp, path)?;
-    sync_dir(dir)
+    commit_temp(&tmp, path)
+}
+
+/// The temp file beside `path` that an atomic write fills before `commit_temp`.
+pub fn temp_path(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    parent_dir(path).join(format!(".{name}.tmp-{}", std::process::id()))
+}
+
+/// Renames a fully written and fsynced temp file over `path`, then fsyncs the folder.
+pub fn commit_temp(tmp: &Path, path: &Path) -> io::Result<()> {
+    require_file_name(path)?;
+    fs::rename(tmp, path)?;
+    sync_dir(parent_dir(path))
 }
 
 /// Appends `bytes` to `path` (created if missing) and fsyncs before returning.
@@ -35,6 +43,16 @@ pub fn append_durable(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// Fsyncs a folder so that a rename or a new file inside it survives a power cut.
 pub fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
+}
+
+fn require_file_name(path: &Path) -> io::Result<()> {
+    match path.file_name() {
+        Some(_) => Ok(()),
+        None => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "path has no file name",
+        )),
+    }
 }
 
 fn parent_dir(path: &Path) -> &Path {

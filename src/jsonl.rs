@@ -2,7 +2,7 @@
 //! that name the file and line, and atomic replacement on write.
 
 use serde::{de::DeserializeOwned, Serialize};
-use std::io::BufRead;
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -47,14 +47,60 @@ pub fn read<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, JsonlError> {
 }
 
 pub fn write<T: Serialize>(path: &Path, items: &[T]) -> Result<(), JsonlError> {
-    let write_err = |source| JsonlError::Write {
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut bytes = Vec::new();
+    let mut writer = Writer::create(path)?;
     for item in items {
-        serde_json::to_writer(&mut bytes, item).map_err(|e| write_err(std::io::Error::other(e)))?;
-        bytes.push(b'\n');
+        writer.push(item)?;
     }
-    crate::fsio::write_atomic(path, &bytes).map_err(write_err)
+    writer.commit()
+}
+
+/// Streams records into a temp file beside `path`; `commit` makes them the file's content at
+/// once (fsync, rename), so readers see the old file or the whole new one.
+pub struct Writer {
+    path: PathBuf,
+    tmp: PathBuf,
+    file: std::io::BufWriter<std::fs::File>,
+}
+
+impl Writer {
+    pub fn create(path: &Path) -> Result<Writer, JsonlError> {
+        let tmp = crate::fsio::temp_path(path);
+        let file = std::fs::File::create(&tmp).map_err(|source| JsonlError::Write {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(Writer {
+            path: path.to_path_buf(),
+            tmp,
+            file: std::io::BufWriter::with_capacity(1 << 20, file),
+        })
+    }
+
+    pub fn push<T: Serialize>(&mut self, item: &T) -> Result<(), JsonlError> {
+        serde_json::to_writer(&mut self.file, item)
+            .map_err(std::io::Error::other)
+            .and_then(|()| self.file.write_all(b"\n"))
+            .map_err(|source| self.write_err(source))
+    }
+
+    pub fn commit(self) -> Result<(), JsonlError> {
+        let path = self.path.clone();
+        let write_err = |source| JsonlError::Write {
+            path: path.clone(),
+            source,
+        };
+        let file = self
+            .file
+            .into_inner()
+            .map_err(|e| write_err(e.into_error()))?;
+        file.sync_all().map_err(write_err)?;
+        crate::fsio::commit_temp(&self.tmp, &self.path).map_err(write_err)
+    }
+
+    fn write_err(&self, source: std::io::Error) -> JsonlError {
+        JsonlError::Write {
+            path: self.path.clone(),
+            source,
+        }
+    }
 }

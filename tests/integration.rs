@@ -682,6 +682,53 @@ fn an_out_dir_that_is_a_file_is_a_usage_error() {
     world.run(&["author"]).code(2).stderr_has("not a folder");
 }
 
+#[test]
+fn a_read_only_out_dir_is_a_usage_error_before_any_request() {
+    use std::os::unix::fs::PermissionsExt;
+    let fake = FakeApi::start(good_responder());
+    let world = World::new(&fake);
+    let out = world.out();
+    std::fs::create_dir_all(&out).expect("out dir");
+    std::fs::set_permissions(world.dir.path(), std::fs::Permissions::from_mode(0o755))
+        .expect("chmod");
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o555)).expect("chmod");
+    let mut cmd = world.command(&["author"]);
+    let root_ignores_modes = std::fs::write(out.join("probe"), b"").is_ok();
+    if root_ignores_modes {
+        let _ = std::fs::remove_file(out.join("probe"));
+        cmd = as_unprivileged_user(&cmd);
+    }
+    Run::of(cmd.output().expect("the binary runs"))
+        .code(2)
+        .stderr_has("is not writable")
+        .stderr_has("--out");
+    assert_eq!(fake.counters().http_requests, 0, "nothing was sent");
+}
+
+/// `cmd` run through `setpriv` as the unprivileged user nobody, for whom file modes apply.
+fn as_unprivileged_user(cmd: &Command) -> Command {
+    let available = Command::new("setpriv")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        available,
+        "running as root, the read-only test needs setpriv (util-linux)"
+    );
+    let mut wrapped = Command::new("setpriv");
+    wrapped
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    for (key, value) in cmd.get_envs() {
+        match value {
+            Some(value) => wrapped.env(key, value),
+            None => wrapped.env_remove(key),
+        };
+    }
+    wrapped
+}
+
 // ---------------------------------------------------------------------------------------------
 // Author validation, repair and assemble
 // ---------------------------------------------------------------------------------------------
@@ -1278,22 +1325,20 @@ fn the_local_backend_runs_the_real_model_resumes_after_a_crash_and_never_recompu
 }
 
 #[test]
-fn an_https_endpoint_with_an_untrusted_certificate_is_refused() {
-    let tools = ["openssl", "python3"].iter().all(|t| {
-        Command::new(t)
-            .arg("--version")
+fn an_https_endpoint_with_an_untrusted_certificate_is_refused_at_once() {
+    for (tool, arg) in [("openssl", "version"), ("python3", "--version")] {
+        let found = Command::new(tool)
+            .arg(arg)
             .output()
-            .is_ok_and(|o| o.status.success())
-    });
-    if !tools {
-        eprintln!("skipping the TLS test: it needs openssl and python3");
-        return;
+            .is_ok_and(|o| o.status.success());
+        assert!(found, "the TLS test needs {tool}: run scripts/setup.sh");
     }
     let dir = tempfile::tempdir().expect("temp dir");
-    let (cert, key, log) = (
+    let (cert, key, log, connections) = (
         dir.path().join("cert.pem"),
         dir.path().join("key.pem"),
         dir.path().join("requests.log"),
+        dir.path().join("connections.log"),
     );
     let made = Command::new("openssl")
         .args([
@@ -1326,10 +1371,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_response(200); self.end_headers(); self.wfile.write(b"{}")
     do_GET = do_POST = answer
     def log_message(self, *args): pass
-server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
 context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
 context.load_cert_chain(sys.argv[1], sys.argv[2])
-server.socket = context.wrap_socket(server.socket, server_side=True)
+class Server(http.server.HTTPServer):
+    def get_request(self):
+        sock, addr = self.socket.accept()
+        open(sys.argv[4], "a").write("connection\n")
+        return context.wrap_socket(sock, server_side=True), addr
+server = Server(("127.0.0.1", 0), Handler)
 print(server.server_address[1], flush=True)
 server.serve_forever()
 "#;
@@ -1338,6 +1387,7 @@ server.serve_forever()
         .arg(&cert)
         .arg(&key)
         .arg(&log)
+        .arg(&connections)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -1349,14 +1399,22 @@ server.serve_forever()
     )
     .expect("port");
     let world =
-        World::with_url(format!("https://127.0.0.1:{}/v1", port.trim())).set("api.max_retries=1");
+        World::with_url(format!("https://127.0.0.1:{}/v1", port.trim())).set("api.max_retries=5");
     let run = world.run(&["author"]);
     let _ = child.kill();
     let _ = child.wait();
-    run.code(1).stderr_has("certificate");
+    run.code(1)
+        .stderr_has("certificate is not trusted")
+        .stderr_has("api.base_url");
     assert!(
         !log.exists(),
         "no request reached a server whose certificate is not trusted"
+    );
+    let attempts = std::fs::read_to_string(&connections).unwrap_or_default();
+    assert_eq!(
+        attempts.lines().count(),
+        1,
+        "a certificate error fails at once instead of being retried"
     );
 }
 

@@ -8,8 +8,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CacheError {
@@ -34,6 +36,13 @@ struct Entry {
     source: String,
 }
 
+/// An entry's key, read without building its outcome (opening a large cache stays cheap).
+#[derive(Deserialize)]
+struct EntryKey {
+    custom_id: String,
+    body_sha256: String,
+}
+
 #[derive(Serialize, Deserialize)]
 struct Line<'a> {
     sum: String,
@@ -41,85 +50,129 @@ struct Line<'a> {
     entry: &'a RawValue,
 }
 
-/// The cache, loaded into memory and appended to durably.
+/// Where one entry's line sits in the file.
+#[derive(Clone, Copy)]
+struct Span {
+    offset: u64,
+    len: usize,
+    line: usize,
+}
+
+/// The cache: an index of keys to lines in memory, outcomes read from disk on demand, so that
+/// memory grows with the number of requests but not with the size of their responses.
 pub struct Cache {
     path: PathBuf,
-    entries: HashMap<(String, String), Outcome>,
+    index: HashMap<(String, String), Span>,
+    len_bytes: u64,
+    lines: usize,
+    reader: Mutex<Option<File>>,
 }
 
 impl Cache {
-    /// Loads the cache. A torn last line (a crash during an append) is cut off with a warning:
-    /// its outcome is re-collected from the journal. Any other damage is an error.
+    /// Loads the cache index. A torn last line (a crash during an append) is cut off with a
+    /// warning: its outcome is re-collected from the journal. Any other damage is an error.
     pub fn open(path: &Path) -> Result<Cache, CacheError> {
-        let io_err = |source| CacheError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
         let mut cache = Cache {
             path: path.to_path_buf(),
-            entries: HashMap::new(),
+            index: HashMap::new(),
+            len_bytes: 0,
+            lines: 0,
+            reader: Mutex::new(None),
         };
-        let file = match std::fs::File::open(path) {
+        let file = match File::open(path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(cache),
-            Err(e) => return Err(io_err(e)),
+            Err(e) => return Err(cache.io_err(e)),
         };
-        let mut reader = BufReader::new(file);
+        let mut reader = BufReader::with_capacity(1 << 20, file);
         let mut buf = Vec::new();
-        let mut good_len: u64 = 0;
-        let mut line_no = 0;
         loop {
             buf.clear();
-            let n = reader.read_until(b'\n', &mut buf).map_err(io_err)?;
+            let n = reader
+                .read_until(b'\n', &mut buf)
+                .map_err(|e| cache.io_err(e))?;
             if n == 0 {
                 break;
             }
-            line_no += 1;
             if buf.last() != Some(&b'\n') {
-                tracing::warn!(path = %path.display(), line = line_no, "cutting off a torn last cache line left by a crash; its outcome is re-collected");
-                let file = std::fs::OpenOptions::new()
+                tracing::warn!(path = %path.display(), line = cache.lines + 1, "cutting off a torn last cache line left by a crash; its outcome is re-collected");
+                let file = OpenOptions::new()
                     .write(true)
                     .open(path)
-                    .map_err(io_err)?;
-                file.set_len(good_len).map_err(io_err)?;
-                file.sync_all().map_err(io_err)?;
+                    .map_err(|e| cache.io_err(e))?;
+                file.set_len(cache.len_bytes)
+                    .and_then(|()| file.sync_all())
+                    .map_err(|e| cache.io_err(e))?;
                 break;
             }
-            let (key, outcome) = parse_line(&buf).map_err(|what| CacheError::Corrupt {
-                path: path.to_path_buf(),
-                line: line_no,
-                what,
-            })?;
-            cache.entries.entry(key).or_insert(outcome);
-            good_len += n as u64;
+            cache.lines += 1;
+            let key =
+                checked_entry::<EntryKey>(&buf).map_err(|what| cache.corrupt(cache.lines, what))?;
+            let span = Span {
+                offset: cache.len_bytes,
+                len: n,
+                line: cache.lines,
+            };
+            cache
+                .index
+                .entry((key.custom_id, key.body_sha256))
+                .or_insert(span);
+            cache.len_bytes += n as u64;
         }
         Ok(cache)
     }
 
-    pub fn get(&self, custom_id: &str, body_sha256: &str) -> Option<&Outcome> {
-        self.entries
+    pub fn contains(&self, custom_id: &str, body_sha256: &str) -> bool {
+        self.index
+            .contains_key(&(custom_id.to_string(), body_sha256.to_string()))
+    }
+
+    /// The cached outcome, read from disk and checked against its checksum again.
+    pub fn get(&self, custom_id: &str, body_sha256: &str) -> Result<Option<Outcome>, CacheError> {
+        let Some(span) = self
+            .index
             .get(&(custom_id.to_string(), body_sha256.to_string()))
+            .copied()
+        else {
+            return Ok(None);
+        };
+        let mut buf = vec![0; span.len];
+        {
+            let mut reader = self.reader.lock().unwrap_or_else(|p| p.into_inner());
+            if reader.is_none() {
+                *reader = Some(File::open(&self.path).map_err(|e| self.io_err(e))?);
+            }
+            if let Some(file) = reader.as_mut() {
+                file.seek(SeekFrom::Start(span.offset))
+                    .and_then(|_| file.read_exact(&mut buf))
+                    .map_err(|e| self.io_err(e))?;
+            }
+        }
+        let entry = checked_entry::<Entry>(&buf).map_err(|what| self.corrupt(span.line, what))?;
+        Ok(Some(entry.outcome))
     }
 
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.index.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.index.is_empty()
     }
 
     /// Appends outcomes (skipping keys already present) with one fsync; returns how many were new.
-    pub fn put_all<'o>(
+    pub fn put_all(
         &mut self,
-        items: impl IntoIterator<Item = (&'o str, &'o str, Outcome)>,
+        items: impl IntoIterator<Item = (String, String, Outcome)>,
         source: &str,
     ) -> Result<usize, CacheError> {
         let mut bytes = Vec::new();
-        let mut added = Vec::new();
+        let mut added: HashMap<(String, String), Span> = HashMap::new();
+        let mut offset = self.len_bytes;
+        let mut line = self.lines;
         for (custom_id, body_sha256, outcome) in items {
-            let key = (custom_id.to_string(), body_sha256.to_string());
-            if self.entries.contains_key(&key) || added.iter().any(|(k, _)| k == &key) {
+            let key = (custom_id, body_sha256);
+            if self.index.contains_key(&key) || added.contains_key(&key) {
                 continue;
             }
             let entry = Entry {
@@ -128,28 +181,25 @@ impl Cache {
                 outcome,
                 source: source.to_string(),
             };
-            let entry_json = serde_json::to_string(&entry).map_err(|e| CacheError::Io {
-                path: self.path.clone(),
-                source: std::io::Error::other(e),
-            })?;
+            let entry_json =
+                serde_json::to_string(&entry).map_err(|e| self.io_err(std::io::Error::other(e)))?;
             let sum = hex(&Sha256::digest(entry_json.as_bytes()));
-            writeln!(bytes, "{{\"sum\":\"{sum}\",\"entry\":{entry_json}}}").map_err(|e| {
-                CacheError::Io {
-                    path: self.path.clone(),
-                    source: e,
-                }
-            })?;
-            added.push((key, entry.outcome));
+            let start = bytes.len();
+            writeln!(bytes, "{{\"sum\":\"{sum}\",\"entry\":{entry_json}}}")
+                .map_err(|e| self.io_err(e))?;
+            let len = bytes.len() - start;
+            line += 1;
+            added.insert(key, Span { offset, len, line });
+            offset += len as u64;
         }
         if added.is_empty() {
             return Ok(0);
         }
-        fsio::append_durable(&self.path, &bytes).map_err(|source| CacheError::Io {
-            path: self.path.clone(),
-            source,
-        })?;
+        fsio::append_durable(&self.path, &bytes).map_err(|e| self.io_err(e))?;
         let count = added.len();
-        self.entries.extend(added);
+        self.index.extend(added);
+        self.len_bytes = offset;
+        self.lines = line;
         Ok(count)
     }
 
@@ -160,11 +210,30 @@ impl Cache {
         outcome: Outcome,
         source: &str,
     ) -> Result<bool, CacheError> {
-        Ok(self.put_all([(custom_id, body_sha256, outcome)], source)? == 1)
+        Ok(self.put_all(
+            [(custom_id.to_string(), body_sha256.to_string(), outcome)],
+            source,
+        )? == 1)
+    }
+
+    fn io_err(&self, source: std::io::Error) -> CacheError {
+        CacheError::Io {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    fn corrupt(&self, line: usize, what: String) -> CacheError {
+        CacheError::Corrupt {
+            path: self.path.clone(),
+            line,
+            what,
+        }
     }
 }
 
-fn parse_line(bytes: &[u8]) -> Result<((String, String), Outcome), String> {
+/// Parses one cache line whose checksum matches into `T` (the whole entry or just its key).
+fn checked_entry<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
     let text = std::str::from_utf8(bytes).map_err(|_| "not UTF-8".to_string())?;
     let line: Line =
         serde_json::from_str(text.trim_end()).map_err(|e| format!("not a cache record: {e}"))?;
@@ -172,9 +241,7 @@ fn parse_line(bytes: &[u8]) -> Result<((String, String), Outcome), String> {
     if sum != line.sum {
         return Err("checksum mismatch".into());
     }
-    let entry: Entry =
-        serde_json::from_str(line.entry.get()).map_err(|e| format!("bad entry: {e}"))?;
-    Ok(((entry.custom_id, entry.body_sha256), entry.outcome))
+    serde_json::from_str(line.entry.get()).map_err(|e| format!("bad entry: {e}"))
 }
 
 #[cfg(test)]
@@ -205,14 +272,36 @@ mod tests {
         cache.put("b", "h2", failure.clone(), "batch_1").unwrap();
         let reopened = Cache::open(&path).unwrap();
         assert_eq!(reopened.len(), 2);
-        assert_eq!(reopened.get("a", "h1"), Some(&ok(1)));
-        assert_eq!(reopened.get("b", "h2"), Some(&failure));
+        assert_eq!(reopened.get("a", "h1").unwrap(), Some(ok(1)));
+        assert_eq!(reopened.get("b", "h2").unwrap(), Some(failure));
         assert_eq!(
-            reopened.get("a", "other-body"),
+            reopened.get("a", "other-body").unwrap(),
             None,
             "a changed body is a miss"
         );
         assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 2);
+    }
+
+    #[test]
+    fn outcomes_are_read_from_disk_and_checked_on_every_get() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cache.jsonl");
+        let mut cache = Cache::open(&path).unwrap();
+        cache.put("a", "h", ok(1), "s").unwrap();
+        cache.put("b", "h", ok(2), "s").unwrap();
+        let text = std::fs::read_to_string(&path)
+            .unwrap()
+            .replacen("reply 2", "reply 7", 1);
+        std::fs::write(&path, text).unwrap();
+        assert_eq!(cache.get("a", "h").unwrap(), Some(ok(1)));
+        let err = cache
+            .get("b", "h")
+            .expect_err("damage is detected")
+            .to_string();
+        assert!(
+            err.contains("line 2") && err.contains("checksum mismatch"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -226,7 +315,7 @@ mod tests {
         std::fs::write(&path, &full[..full.len() - 10]).unwrap();
         let reopened = Cache::open(&path).unwrap();
         assert_eq!(reopened.len(), 1);
-        assert!(reopened.get("a", "h").is_some());
+        assert!(reopened.contains("a", "h"));
         let first_line_len = full.iter().position(|b| *b == b'\n').unwrap() + 1;
         assert_eq!(
             std::fs::metadata(&path).unwrap().len() as usize,

@@ -32,6 +32,8 @@ pub enum ClientError {
     },
     #[error("{what}: unexpected reply from the server: {message}")]
     Protocol { what: String, message: String },
+    #[error("{what}: the server's certificate is not trusted ({message}). Nothing was sent; check api.base_url, or the system's CA certificates")]
+    Certificate { what: String, message: String },
     #[error("{what}: {source}")]
     Io {
         what: String,
@@ -52,6 +54,16 @@ impl ClientError {
                 ..
             }
         )
+    }
+
+    /// The endpoint answered but does not offer what was asked (e.g. no file listing): the
+    /// caller may go on without it. Network, certificate and key problems are not this.
+    pub fn is_unsupported_reply(&self) -> bool {
+        match self {
+            ClientError::Status { .. } => !self.is_usage(),
+            ClientError::Protocol { .. } => true,
+            _ => false,
+        }
     }
 
     pub fn status(&self) -> Option<u16> {
@@ -260,6 +272,10 @@ impl Client {
             attempts += 1;
             tracing::debug!(what, attempt = attempts, "HTTP request");
             let outcome = match build().bearer_auth(&self.key.0).send().await {
+                Err(e) if is_certificate_error(&e) => Attempt::Fail(ClientError::Certificate {
+                    what: what.to_string(),
+                    message: transport_message(&e),
+                }),
                 Err(e) => Attempt::Retry {
                     message: transport_message(&e),
                     after: None,
@@ -405,24 +421,24 @@ impl Client {
         Ok(found)
     }
 
-    /// Downloads a file's content to `dest` (atomically), retrying truncated transfers. The
-    /// content must be complete JSONL: a Content-Length mismatch or a last line that is not
-    /// valid JSON counts as a cut-short transfer and is retried, never passed on.
+    /// Downloads a file's content to `dest` (atomically), streaming it to disk so that memory
+    /// does not grow with the file, and retrying truncated transfers. The content must be
+    /// complete JSONL: a Content-Length mismatch or a last line that is not valid JSON counts as
+    /// a cut-short transfer and is retried, never passed on.
     pub async fn download(&self, file_id: &str, dest: &Path) -> Result<u64, ClientError> {
         let what = format!("downloading file {file_id}");
-        let bytes = self
-            .send(
-                &what,
-                || self.http.get(self.url(&format!("files/{file_id}/content"))),
-                RawBody,
-            )
-            .await?;
-        crate::fsio::write_atomic(dest, &bytes).map_err(|source| ClientError::Io {
-            what: format!("saving {}", dest.display()),
-            source,
-        })?;
-        Ok(bytes.len() as u64)
+        self.send(
+            &what,
+            || self.http.get(self.url(&format!("files/{file_id}/content"))),
+            ToFile { dest },
+        )
+        .await
     }
+}
+
+/// Rustls refused the server's certificate: retrying cannot help.
+fn is_certificate_error(e: &reqwest::Error) -> bool {
+    e.is_connect() && transport_message(e).to_lowercase().contains("certificate")
 }
 
 fn transport_message(e: &reqwest::Error) -> String {
@@ -443,41 +459,131 @@ fn parse<T: serde::de::DeserializeOwned>(what: &str, v: Value) -> Result<T, Clie
     })
 }
 
-/// Turns a successful response into a value; errors in the body count as transient.
+/// Turns a successful response into a value; a body that arrives incomplete is retried.
 trait Finish<T> {
-    fn finish(&self, what: &str, bytes: Vec<u8>, declared_len: Option<u64>) -> Result<T, String>;
+    async fn finish(&self, response: reqwest::Response) -> Attempt<T>;
+}
+
+fn reading_failed<T>(e: &reqwest::Error) -> Attempt<T> {
+    Attempt::Retry {
+        message: format!("reading the reply failed: {}", transport_message(e)),
+        after: None,
+    }
 }
 
 struct JsonBody;
 impl Finish<Value> for JsonBody {
-    fn finish(&self, _what: &str, bytes: Vec<u8>, _declared: Option<u64>) -> Result<Value, String> {
-        serde_json::from_slice(&bytes).map_err(|e| format!("reply is not JSON ({e})"))
+    async fn finish(&self, response: reqwest::Response) -> Attempt<Value> {
+        match response.bytes().await {
+            Err(e) => reading_failed(&e),
+            Ok(bytes) => match serde_json::from_slice(&bytes) {
+                Ok(v) => Attempt::Done(v),
+                Err(e) => Attempt::Retry {
+                    message: format!("reply is not JSON ({e})"),
+                    after: None,
+                },
+            },
+        }
     }
 }
 
-struct RawBody;
-impl Finish<Vec<u8>> for RawBody {
-    fn finish(
-        &self,
-        _what: &str,
-        bytes: Vec<u8>,
-        declared: Option<u64>,
-    ) -> Result<Vec<u8>, String> {
-        if let Some(len) = declared {
-            if len != bytes.len() as u64 {
-                return Err(format!(
-                    "download cut short: {} of {len} bytes",
-                    bytes.len()
-                ));
+/// Streams a download into a temp file beside `dest`, checks it is whole, then renames it.
+struct ToFile<'p> {
+    dest: &'p Path,
+}
+
+impl Finish<u64> for ToFile<'_> {
+    async fn finish(&self, response: reqwest::Response) -> Attempt<u64> {
+        let tmp = crate::fsio::temp_path(self.dest);
+        let result = self.stream(response, &tmp).await;
+        if !matches!(result, Attempt::Done(_)) {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        result
+    }
+}
+
+impl ToFile<'_> {
+    async fn stream(&self, mut response: reqwest::Response, tmp: &Path) -> Attempt<u64> {
+        use std::io::Write;
+        let io_fail = |source| {
+            Attempt::Fail(ClientError::Io {
+                what: format!("saving {}", self.dest.display()),
+                source,
+            })
+        };
+        let declared = response.content_length();
+        let mut file = match std::fs::File::create(tmp) {
+            Ok(f) => std::io::BufWriter::with_capacity(1 << 20, f),
+            Err(e) => return io_fail(e),
+        };
+        let mut tail = LastLine::default();
+        let mut received: u64 = 0;
+        loop {
+            match response.chunk().await {
+                Err(e) => return reading_failed(&e),
+                Ok(None) => break,
+                Ok(Some(chunk)) => {
+                    received += chunk.len() as u64;
+                    tail.feed(&chunk);
+                    if let Err(e) = file.write_all(&chunk) {
+                        return io_fail(e);
+                    }
+                }
             }
         }
-        let text = std::str::from_utf8(&bytes).map_err(|_| "download is not UTF-8".to_string())?;
-        if let Some(last) = text.lines().rev().find(|l| !l.trim().is_empty()) {
-            if serde_json::from_str::<serde::de::IgnoredAny>(last).is_err() {
-                return Err("download cut short: its last line is not complete JSON".into());
-            }
+        if let Some(len) = declared.filter(|len| *len != received) {
+            return Attempt::Retry {
+                message: format!("download cut short: {received} of {len} bytes"),
+                after: None,
+            };
         }
-        Ok(bytes)
+        if !tail.is_complete_json() {
+            return Attempt::Retry {
+                message: "download cut short: its last line is not complete JSON".into(),
+                after: None,
+            };
+        }
+        let synced = file
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .and_then(|f| f.sync_all());
+        match synced.and_then(|()| crate::fsio::commit_temp(tmp, self.dest)) {
+            Ok(()) => Attempt::Done(received),
+            Err(e) => io_fail(e),
+        }
+    }
+}
+
+/// The last non-blank line seen so far in a stream of chunks.
+#[derive(Default)]
+struct LastLine {
+    complete: Vec<u8>,
+    open: Vec<u8>,
+}
+
+impl LastLine {
+    fn feed(&mut self, chunk: &[u8]) {
+        let mut rest = chunk;
+        while let Some(nl) = rest.iter().position(|b| *b == b'\n') {
+            self.open.extend_from_slice(&rest[..nl]);
+            if !self.open.trim_ascii().is_empty() {
+                std::mem::swap(&mut self.complete, &mut self.open);
+            }
+            self.open.clear();
+            rest = &rest[nl + 1..];
+        }
+        self.open.extend_from_slice(rest);
+    }
+
+    fn is_complete_json(&self) -> bool {
+        let last = if self.open.trim_ascii().is_empty() {
+            &self.complete
+        } else {
+            &self.open
+        };
+        last.trim_ascii().is_empty()
+            || serde_json::from_slice::<serde::de::IgnoredAny>(last).is_ok()
     }
 }
 
@@ -494,25 +600,13 @@ async fn classify<T>(
         .and_then(|v| v.trim().parse::<f64>().ok())
         .filter(|s| s.is_finite() && *s >= 0.0)
         .map(|s| Duration::from_secs_f64(s.min(3600.0)));
-    let declared = response.content_length();
+    if status.is_success() {
+        return finish.finish(response).await;
+    }
     let body = match response.bytes().await {
         Ok(b) => b.to_vec(),
-        Err(e) => {
-            return Attempt::Retry {
-                message: format!("reading the reply failed: {}", transport_message(&e)),
-                after: None,
-            }
-        }
+        Err(e) => return reading_failed(&e),
     };
-    if status.is_success() {
-        return match finish.finish(what, body, declared) {
-            Ok(v) => Attempt::Done(v),
-            Err(message) => Attempt::Retry {
-                message,
-                after: None,
-            },
-        };
-    }
     let message = error_message(&body);
     let code = status.as_u16();
     if code == 429 {
@@ -548,4 +642,35 @@ fn error_message(body: &[u8]) -> String {
                 .map(str::to_string)
         })
         .unwrap_or_else(|| String::from_utf8_lossy(&body[..body.len().min(300)]).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LastLine;
+
+    fn fed(chunks: &[&str]) -> LastLine {
+        let mut tail = LastLine::default();
+        for chunk in chunks {
+            tail.feed(chunk.as_bytes());
+        }
+        tail
+    }
+
+    #[test]
+    fn a_last_line_split_across_chunks_is_judged_whole() {
+        assert!(fed(&["{\"a\":1}\n{\"b\"", ":2}\n"]).is_complete_json());
+        assert!(fed(&["{\"a\":1}\n{\"b\"", ":2}"]).is_complete_json());
+        assert!(!fed(&["{\"a\":1}\n{\"b\"", ":"]).is_complete_json());
+    }
+
+    #[test]
+    fn trailing_blank_lines_do_not_hide_a_cut_line() {
+        assert!(fed(&["{\"a\":1}\n\n", "  \n"]).is_complete_json());
+        assert!(!fed(&["{\"a\":1}\n{\"cut", "\n\n"]).is_complete_json());
+    }
+
+    #[test]
+    fn an_empty_download_is_complete() {
+        assert!(fed(&[]).is_complete_json());
+    }
 }

@@ -2,11 +2,10 @@
 //! (vLLM `run-batch`, a cluster job, a provider's console) and ingests that engine's output JSONL
 //! given with `--import`, matching lines by custom_id to what was exported.
 
+use super::ingest::ingest_file;
 use super::journal::{Journal, SubState, Submission};
-use super::remote::line_outcome;
 use super::{request_file, BatchError, Request, Runner};
 use std::collections::BTreeMap;
-use std::io::BufRead;
 
 pub struct FileJob<'r, 'a> {
     runner: &'r mut Runner<'a>,
@@ -32,10 +31,7 @@ impl<'r, 'a> FileJob<'r, 'a> {
             for path in self.runner.options.imports.clone() {
                 self.import(&path, &keys)?;
             }
-            if keys
-                .iter()
-                .all(|(id, h)| self.runner.cache.get(id, h).is_some())
-            {
+            if keys.iter().all(|(id, h)| self.runner.cache.contains(id, h)) {
                 journal.submissions[i].state = SubState::Collected;
                 journal.save("collected")?;
             } else {
@@ -47,7 +43,7 @@ impl<'r, 'a> FileJob<'r, 'a> {
             .copied()
             .filter(|r| {
                 let hash = r.body_hash();
-                self.runner.cache.get(&r.custom_id, &hash).is_none()
+                !self.runner.cache.contains(&r.custom_id, &hash)
                     && exported.get(&r.custom_id) != Some(&hash)
             })
             .collect();
@@ -87,36 +83,20 @@ impl<'r, 'a> FileJob<'r, 'a> {
         path: &std::path::Path,
         keys: &BTreeMap<String, String>,
     ) -> Result<(), BatchError> {
-        let file = std::fs::File::open(path)
-            .map_err(|e| BatchError::Usage(format!("--import {}: {e}", path.display())))?;
-        let mut outcomes = Vec::new();
-        for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
-            let line =
-                line.map_err(|e| BatchError::Usage(format!("--import {}: {e}", path.display())))?;
-            if line.trim().is_empty() {
-                continue;
-            }
-            let v: serde_json::Value = serde_json::from_str(&line).map_err(|e| {
-                BatchError::Usage(format!(
-                    "--import {} line {}: not a batch output line ({e}); expected the OpenAI batch output format",
-                    path.display(),
-                    n + 1
-                ))
-            })?;
-            let Some(id) = v.get("custom_id").and_then(serde_json::Value::as_str) else {
-                continue;
-            };
-            if let (Some(hash), Some(outcome)) = (keys.get(id), line_outcome(&v)) {
-                outcomes.push((id.to_string(), hash.clone(), outcome));
-            }
+        if let Err(e) = std::fs::metadata(path) {
+            return Err(BatchError::Usage(format!(
+                "--import {}: {e}",
+                path.display()
+            )));
         }
         let source = format!("import:{}", path.display());
-        let added = self.runner.cache.put_all(
-            outcomes
-                .iter()
-                .map(|(id, h, o)| (id.as_str(), h.as_str(), o.clone())),
-            &source,
-        )?;
+        let added = ingest_file(&mut self.runner.cache, path, keys, &source, |n, why| {
+            Err(BatchError::Usage(format!(
+                "--import {} line {n}: {why}; expected the OpenAI batch output format",
+                path.display()
+            )))
+        })?
+        .added;
         if added > 0 {
             self.runner.printer.note(format!(
                 "job {}: imported {added} result(s) from {}",

@@ -6,6 +6,7 @@
 pub mod cache;
 pub mod client;
 pub mod file;
+pub mod ingest;
 pub mod journal;
 #[cfg(feature = "local")]
 pub mod local;
@@ -19,7 +20,6 @@ use cache::Cache;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// One chat-completion request: a stable custom_id and the OpenAI request body.
@@ -57,11 +57,10 @@ pub struct Failure {
     pub message: String,
 }
 
-/// What a job produced: outcomes for every request that has one; the rest are still running
-/// (`--no-wait`) or waiting for an import (`file` backend).
+/// How a job ended: every request has its outcome in the cache, except `waiting` ones that are
+/// still running (`--no-wait`) or wait for an import (`file` backend).
 #[derive(Debug, Default)]
 pub struct JobResult {
-    pub outcomes: BTreeMap<String, Outcome>,
     pub waiting: usize,
 }
 
@@ -219,7 +218,7 @@ impl<'a> Runner<'a> {
     ) -> Result<JobResult, BatchError> {
         let pending: Vec<&Request> = requests
             .iter()
-            .filter(|r| self.cache.get(&r.custom_id, &r.body_hash()).is_none())
+            .filter(|r| !self.cache.contains(&r.custom_id, &r.body_hash()))
             .collect();
         if !pending.is_empty() {
             tracing::debug!(
@@ -237,16 +236,16 @@ impl<'a> Runner<'a> {
                 Provider::Local => local_job::run(self, job, &pending).await?,
             }
         }
-        let mut result = JobResult::default();
-        for r in requests {
-            match self.cache.get(&r.custom_id, &r.body_hash()) {
-                Some(outcome) => {
-                    result.outcomes.insert(r.custom_id.clone(), outcome.clone());
-                }
-                None => result.waiting += 1,
-            }
-        }
-        Ok(result)
+        let waiting = requests
+            .iter()
+            .filter(|r| !self.cache.contains(&r.custom_id, &r.body_hash()))
+            .count();
+        Ok(JobResult { waiting })
+    }
+
+    /// The cached outcome of `request`, if it has one.
+    pub fn outcome(&self, request: &Request) -> Result<Option<Outcome>, BatchError> {
+        Ok(self.cache.get(&request.custom_id, &request.body_hash())?)
     }
 }
 

@@ -4,6 +4,7 @@
 //! instead of creating second ones.
 
 use super::client::{BatchObject, Client};
+use super::ingest;
 use super::journal::{Counts, Journal, SubState, Submission};
 use super::{
     check_guard, hex, request_file, BatchError, CostGuard, Failure, Outcome, Request, Runner,
@@ -11,7 +12,6 @@ use super::{
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
-use std::io::BufRead;
 use std::time::Duration;
 
 /// How long past its `expires_at` a batch may stay unfinished before the run calls it stuck
@@ -61,7 +61,7 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
             let want: BTreeMap<&str, (&Request, String)> = pending
                 .iter()
                 .map(|r| (r.custom_id.as_str(), (*r, r.body_hash())))
-                .filter(|(id, (_, hash))| self.runner.cache.get(id, hash).is_none())
+                .filter(|(id, (_, hash))| !self.runner.cache.contains(id, hash))
                 .collect();
             if want.is_empty() {
                 return Ok(());
@@ -311,10 +311,11 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
                         .into_iter()
                         .filter_map(|f| f.filename.map(|name| (name, f.id)))
                         .collect(),
-                    Err(e) => {
+                    Err(e) if e.is_unsupported_reply() => {
                         tracing::warn!(error = %e, "listing files failed; uploading anew (an upload alone costs nothing)");
                         BTreeMap::new()
                     }
+                    Err(e) => return Err(e.into()),
                 };
                 let batches = client.batches_by_metadata(FINGERPRINT_KEY).await?;
                 ServerView { files, batches }
@@ -524,51 +525,21 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
         keys: &BTreeMap<String, String>,
         batch_id: &str,
     ) -> Result<(), BatchError> {
-        let file = std::fs::File::open(path)
-            .map_err(|e| BatchError::Runtime(format!("cannot read {}: {e}", path.display())))?;
-        let mut outcomes = Vec::new();
-        let mut foreign = 0;
-        for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
-            let line = line
-                .map_err(|e| BatchError::Runtime(format!("cannot read {}: {e}", path.display())))?;
-            if line.trim().is_empty() {
-                continue;
-            }
-            let Ok(v) = serde_json::from_str::<Value>(&line) else {
-                self.runner.printer.warn(format!(
-                    "{} line {}: not JSON; skipped (the file is kept for inspection)",
-                    path.display(),
-                    n + 1
+        let printer = self.runner.printer;
+        let ingested =
+            ingest::ingest_file(&mut self.runner.cache, path, keys, batch_id, |n, why| {
+                printer.warn(format!(
+                    "{} line {n}: {why}; skipped (the file is kept for inspection)",
+                    path.display()
                 ));
-                continue;
-            };
-            let Some(custom_id) = v.get("custom_id").and_then(Value::as_str) else {
-                self.runner.printer.warn(format!(
-                    "{} line {}: no custom_id; skipped",
-                    path.display(),
-                    n + 1
-                ));
-                continue;
-            };
-            let Some(hash) = keys.get(custom_id) else {
-                foreign += 1;
-                continue;
-            };
-            if let Some(outcome) = line_outcome(&v) {
-                outcomes.push((custom_id.to_string(), hash.clone(), outcome));
-            }
-        }
-        if foreign > 0 {
-            self.runner.printer.warn(format!(
-                "batch {batch_id}: ignored {foreign} output line(s) whose custom_id was never sent in it"
+                Ok(())
+            })?;
+        if ingested.foreign > 0 {
+            printer.warn(format!(
+                "batch {batch_id}: ignored {} output line(s) whose custom_id was never sent in it",
+                ingested.foreign
             ));
         }
-        self.runner.cache.put_all(
-            outcomes
-                .iter()
-                .map(|(id, h, o)| (id.as_str(), h.as_str(), o.clone())),
-            batch_id,
-        )?;
         Ok(())
     }
 }

@@ -5,6 +5,7 @@
 use super::{Ctx, StageEnd, AUTHORED, REJECTS};
 use crate::batch::{estimate_cost, BatchError, CostGuard, Outcome, Request, Usage};
 use crate::config::{Config, ResponseFormat};
+use crate::jsonl;
 use crate::record::{excerpt, Candidate, Category, Reject};
 use crate::reply;
 use crate::seeded;
@@ -24,22 +25,13 @@ pub struct AuthorRequest {
     pub count: usize,
 }
 
-/// Everything derived from the outcomes so far.
+/// What the outcomes so far produced, counted; the items themselves stream to authored.jsonl
+/// and rejects.jsonl as they are derived, so memory does not grow with the replies.
 #[derive(Debug, Default)]
 pub struct Derived {
-    pub candidates: Vec<Candidate>,
-    pub rejects: Vec<Reject>,
+    pub valid: BTreeMap<Category, usize>,
+    pub reject_reasons: BTreeMap<String, usize>,
     pub usage: Usage,
-}
-
-impl Derived {
-    pub fn valid_per_category(&self) -> BTreeMap<Category, usize> {
-        let mut counts: BTreeMap<Category, usize> = Category::ALL.iter().map(|c| (*c, 0)).collect();
-        for c in &self.candidates {
-            *counts.entry(c.category).or_default() += 1;
-        }
-        counts
-    }
 }
 
 /// Valid items wanted per category: `per_category × oversample`, rounded up.
@@ -174,7 +166,7 @@ fn plan_topup(
     derived: &Derived,
 ) -> Vec<AuthorRequest> {
     let target = target(config);
-    let valid = derived.valid_per_category();
+    let valid = &derived.valid;
     let mut requests = Vec::new();
     for category in Category::ALL {
         let have = valid.get(&category).copied().unwrap_or(0);
@@ -197,24 +189,62 @@ fn plan_topup(
     requests
 }
 
-/// Parses and validates every outcome of `requests` into candidates and rejects.
+/// Parses and validates the outcome of every request (read through `outcome`) into candidates
+/// and rejects, streamed to the two writers in (category, round, index) order.
 pub fn derive(
     config: &Config,
     requests: &[AuthorRequest],
-    outcomes: &BTreeMap<String, Outcome>,
-) -> Derived {
-    let rules = Rules {
-        max_gold_words: config.author.max_gold_words,
-        bloat_factor: config.author.bloat_factor,
-        ..Rules::default()
+    outcome: impl Fn(&Request) -> Result<Option<Outcome>, BatchError>,
+    candidates: &mut jsonl::Writer,
+    rejects: &mut jsonl::Writer,
+) -> Result<Derived, anyhow::Error> {
+    let mut deriver = Deriver {
+        rules: Rules {
+            max_gold_words: config.author.max_gold_words,
+            bloat_factor: config.author.bloat_factor,
+            ..Rules::default()
+        },
+        derived: Derived {
+            valid: Category::ALL.iter().map(|c| (*c, 0)).collect(),
+            ..Derived::default()
+        },
+        plain_words: BTreeMap::new(),
+        medians: BTreeMap::new(),
+        candidates,
+        rejects,
     };
-    let mut derived = Derived::default();
     let mut ordered: Vec<&AuthorRequest> = requests.iter().collect();
     ordered.sort_by_key(|r| (r.category, r.round, r.index));
     for r in ordered {
-        let Some(outcome) = outcomes.get(&r.request.custom_id) else {
-            continue;
-        };
+        if let Some(outcome) = outcome(&r.request)? {
+            deriver.request(r, &outcome)?;
+        }
+    }
+    Ok(deriver.derived)
+}
+
+/// The state of one derivation pass.
+struct Deriver<'w> {
+    rules: Rules,
+    derived: Derived,
+    /// Word counts of the valid plain items, by category: the bloat check's baseline.
+    plain_words: BTreeMap<Category, Vec<usize>>,
+    medians: BTreeMap<Category, Option<f64>>,
+    candidates: &'w mut jsonl::Writer,
+    rejects: &'w mut jsonl::Writer,
+}
+
+/// The plain category whose prompts a bloated category's must clearly outgrow.
+fn plain_twin(category: Category) -> Option<Category> {
+    match category {
+        Category::BloatedFactual => Some(Category::SimpleFactual),
+        Category::BloatedReasoning => Some(Category::Reasoning),
+        _ => None,
+    }
+}
+
+impl Deriver<'_> {
+    fn request(&mut self, r: &AuthorRequest, outcome: &Outcome) -> Result<(), anyhow::Error> {
         let reject = |reason: &str, detail: String, item_id: Option<String>, raw: &str| Reject {
             stage: "author".into(),
             reason: reason.into(),
@@ -231,16 +261,15 @@ pub fn derive(
             Outcome::Ok(body) => body,
             Outcome::Failed(f) => {
                 let status = f.status.map(|s| format!(" (HTTP {s})")).unwrap_or_default();
-                derived.rejects.push(reject(
+                return self.reject(&reject(
                     "request_failed",
                     format!("{}{status}: {}", f.code, f.message),
                     None,
                     "",
                 ));
-                continue;
             }
         };
-        derived.usage.add_response(body);
+        self.derived.usage.add_response(body);
         let parsed = reply::message_content(body).and_then(|reply| {
             let truncated_by_length = reply.finish_reason.as_deref() == Some("length");
             reply::parse_items(&reply.content)
@@ -252,14 +281,11 @@ pub fn derive(
                 let raw = reply::message_content(body)
                     .map(|r| r.content)
                     .unwrap_or_default();
-                derived
-                    .rejects
-                    .push(reject(e.code(), e.to_string(), None, &raw));
-                continue;
+                return self.reject(&reject(e.code(), e.to_string(), None, &raw));
             }
         };
         if items.truncated || cut {
-            derived.rejects.push(reject(
+            self.reject(&reject(
                 "reply_truncated",
                 format!(
                     "the reply was cut off (max_tokens); {} complete item(s) salvaged of {} asked",
@@ -268,104 +294,110 @@ pub fn derive(
                 ),
                 None,
                 &content,
-            ));
+            ))?;
         }
         for raw in &items.malformed {
-            derived.rejects.push(reject(
+            self.reject(&reject(
                 "malformed_item",
                 "an element of the items array is not valid JSON".into(),
                 None,
                 raw,
-            ));
+            ))?;
         }
         for (k, value) in items.items.iter().enumerate() {
             let id = format!("{}.r{}.{:04}.{k}", r.category, r.round, r.index);
-            let raw = value.to_string();
-            let checked = validate::fields_from_value(r.category, value).and_then(|fields| {
-                validate::check_item(r.category, &fields, &rules).map(|()| fields)
-            });
+            let checked = validate::fields_from_value(r.category, value)
+                .and_then(|fields| {
+                    validate::check_item(r.category, &fields, &self.rules).map(|()| fields)
+                })
+                .and_then(|fields| {
+                    self.check_bloated(r.category, &fields.prompt)
+                        .map(|()| fields)
+                });
             match checked {
-                Ok(fields) => derived.candidates.push(Candidate {
-                    id,
-                    category: r.category,
-                    domain: r.domain.clone(),
-                    prompt: fields.prompt,
-                    golds: fields.golds,
-                    durable: fields.durable,
-                    stale: fields.stale,
-                    custom_id: r.request.custom_id.clone(),
-                    model: r.request.model().to_string(),
-                    round: r.round,
-                    gold_repaired: false,
-                    needs_review: false,
-                }),
-                Err(rejection) => derived.rejects.push(reject(
+                Ok(fields) => {
+                    self.candidate(Candidate {
+                        id,
+                        category: r.category,
+                        domain: r.domain.clone(),
+                        prompt: fields.prompt,
+                        golds: fields.golds,
+                        durable: fields.durable,
+                        stale: fields.stale,
+                        custom_id: r.request.custom_id.clone(),
+                        model: r.request.model().to_string(),
+                        round: r.round,
+                        gold_repaired: false,
+                        needs_review: false,
+                    })?;
+                }
+                Err(rejection) => self.reject(&reject(
                     rejection.reason.code(),
                     rejection.detail,
                     Some(id),
-                    &raw,
-                )),
+                    &value.to_string(),
+                ))?,
             }
         }
+        Ok(())
     }
-    check_bloated(&rules, &mut derived);
-    derived
+
+    /// Bloated prompts must be clearly longer than the median of their plain twins, which sort
+    /// (and so are all derived) before them.
+    fn check_bloated(
+        &mut self,
+        category: Category,
+        prompt: &str,
+    ) -> Result<(), validate::Rejection> {
+        let Some(twin) = plain_twin(category) else {
+            return Ok(());
+        };
+        let plain_words = &self.plain_words;
+        let median = *self
+            .medians
+            .entry(twin)
+            .or_insert_with(|| median(plain_words.get(&twin).map_or(&[], Vec::as_slice)));
+        validate::check_bloated(validate::word_count(prompt), median, &self.rules)
+    }
+
+    fn candidate(&mut self, c: Candidate) -> Result<(), anyhow::Error> {
+        if Category::ALL
+            .iter()
+            .any(|b| plain_twin(*b) == Some(c.category))
+        {
+            self.plain_words
+                .entry(c.category)
+                .or_default()
+                .push(validate::word_count(&c.prompt));
+        }
+        *self.derived.valid.entry(c.category).or_default() += 1;
+        self.candidates.push(&c)?;
+        Ok(())
+    }
+
+    fn reject(&mut self, r: &Reject) -> Result<(), anyhow::Error> {
+        *self
+            .derived
+            .reject_reasons
+            .entry(r.reason.clone())
+            .or_default() += 1;
+        self.rejects.push(r)?;
+        Ok(())
+    }
 }
 
-/// Bloated prompts must be clearly longer than their plain twins' median; checked once all items are in.
-fn check_bloated(rules: &Rules, derived: &mut Derived) {
-    let median = |category: Category, candidates: &[Candidate]| -> Option<f64> {
-        let mut words: Vec<usize> = candidates
-            .iter()
-            .filter(|c| c.category == category)
-            .map(|c| validate::word_count(&c.prompt))
-            .collect();
-        if words.is_empty() {
-            return None;
-        }
-        words.sort_unstable();
-        let mid = words.len() / 2;
-        Some(if words.len() % 2 == 1 {
-            words[mid] as f64
-        } else {
-            (words[mid - 1] + words[mid]) as f64 / 2.0
-        })
-    };
-    let medians = [
-        (
-            Category::BloatedFactual,
-            median(Category::SimpleFactual, &derived.candidates),
-        ),
-        (
-            Category::BloatedReasoning,
-            median(Category::Reasoning, &derived.candidates),
-        ),
-    ];
-    let mut kept = Vec::with_capacity(derived.candidates.len());
-    for c in std::mem::take(&mut derived.candidates) {
-        let verdict = match medians.iter().find(|(bloated, _)| *bloated == c.category) {
-            Some((_, plain_median)) => {
-                validate::check_bloated(validate::word_count(&c.prompt), *plain_median, rules)
-            }
-            None => Ok(()),
-        };
-        match verdict {
-            Ok(()) => kept.push(c),
-            Err(rejection) => derived.rejects.push(Reject {
-                stage: "author".into(),
-                reason: rejection.reason.code().into(),
-                detail: rejection.detail,
-                category: c.category,
-                custom_id: c.custom_id.clone(),
-                item_id: Some(c.id.clone()),
-                domain: c.domain.clone(),
-                round: c.round,
-                collided_with: None,
-                excerpt: excerpt(&c.prompt, 600),
-            }),
-        }
+fn median(values: &[usize]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
     }
-    derived.candidates = kept;
+    let mut sorted = values.to_vec();
+    sorted.sort_unstable();
+    let mid = sorted.len() / 2;
+    Some(if sorted.len() % 2 == 1 {
+        sorted[mid] as f64
+    } else {
+        (sorted[mid - 1] + sorted[mid]) as f64 / 2.0
+    })
 }
 
 /// Runs the stage: round 0, then top-ups until every category reaches its target or
@@ -377,7 +409,6 @@ pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates) -> Result<StageEnd, a
         cost_key: "author.max_cost_usd",
     };
     let mut all: Vec<AuthorRequest> = Vec::new();
-    let mut outcomes = BTreeMap::new();
     let mut round_requests = plan_round0(config, templates);
     let mut derived;
     let mut round = 0;
@@ -387,10 +418,8 @@ pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates) -> Result<StageEnd, a
             .runner
             .run(&format!("author-r{round}"), &requests, &guard)
             .await?;
-        outcomes.extend(result.outcomes);
         all.append(&mut round_requests);
-        derived = derive(config, &all, &outcomes);
-        write_outputs(ctx, &derived)?;
+        derived = write_outputs(ctx, &all)?;
         if result.waiting > 0 {
             ctx.printer.note(format!(
                 "author: round {round} waits for {} request(s); re-run `saseval-gen author` to continue",
@@ -416,31 +445,39 @@ pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates) -> Result<StageEnd, a
     Ok(StageEnd::Done)
 }
 
-fn write_outputs(ctx: &Ctx<'_>, derived: &Derived) -> Result<(), anyhow::Error> {
-    crate::jsonl::write(&ctx.out(AUTHORED), &derived.candidates)?;
-    crate::jsonl::write(&ctx.out(REJECTS), &derived.rejects)?;
+/// Derives authored.jsonl and rejects.jsonl afresh from every request's cached outcome.
+fn write_outputs(ctx: &Ctx<'_>, requests: &[AuthorRequest]) -> Result<Derived, anyhow::Error> {
+    let mut candidates = jsonl::Writer::create(&ctx.out(AUTHORED))?;
+    let mut rejects = jsonl::Writer::create(&ctx.out(REJECTS))?;
+    let runner = &ctx.runner;
+    let derived = derive(
+        ctx.config,
+        requests,
+        |r| runner.outcome(r),
+        &mut candidates,
+        &mut rejects,
+    )?;
+    candidates.commit()?;
+    rejects.commit()?;
     super::write_usage(ctx, "author", derived.usage)?;
-    Ok(())
+    Ok(derived)
 }
 
 fn summarize(ctx: &Ctx<'_>, derived: &Derived) {
     let target = target(ctx.config);
-    let valid = derived.valid_per_category();
+    let valid = &derived.valid;
     let mut lines = vec![format!(
         "author: valid items per category (target {target}):"
     )];
-    for (category, n) in &valid {
+    for (category, n) in valid {
         let mark = if *n >= target { "" } else { "  (short)" };
         lines.push(format!("  {category:<20} {n:>5}{mark}"));
     }
-    let mut reasons: BTreeMap<&str, usize> = BTreeMap::new();
-    for r in &derived.rejects {
-        *reasons.entry(r.reason.as_str()).or_default() += 1;
-    }
+    let reasons = &derived.reject_reasons;
     if !reasons.is_empty() {
         lines.push(format!(
             "author: {} reject(s) in {}:",
-            derived.rejects.len(),
+            reasons.values().sum::<usize>(),
             REJECTS
         ));
         for (reason, n) in reasons {

@@ -387,7 +387,13 @@ pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates) -> Result<StageEnd, a
         ));
         return Ok(StageEnd::Waiting);
     }
-    let (report, summary) = apply(config, &mut items, &result.outcomes);
+    let mut outcomes = BTreeMap::new();
+    for r in &requests {
+        if let Some(outcome) = ctx.runner.outcome(r)? {
+            outcomes.insert(r.custom_id.clone(), outcome);
+        }
+    }
+    let (report, summary) = apply(config, &mut items, &outcomes);
     crate::jsonl::write(&ctx.out(REPAIRED), &items)?;
     crate::jsonl::write(&ctx.out(REPAIR_REPORT), &report)?;
     crate::fsio::write_atomic(
