@@ -4,12 +4,16 @@
 /// `re.sub(r"[^a-z0-9 ]", " ", t.lower())` from the card. Python's `lower()` maps non-ASCII
 /// letters to lower-case letters that are still outside `[a-z0-9 ]`, so each becomes one space.
 pub fn norm(text: &str) -> String {
+    let keep = |c: char| match c {
+        'a'..='z' | '0'..='9' | ' ' => c,
+        _ => ' ',
+    };
+    if text.is_ascii() {
+        return text.chars().map(|c| keep(c.to_ascii_lowercase())).collect();
+    }
     text.chars()
         .flat_map(char::to_lowercase)
-        .map(|c| match c {
-            'a'..='z' | '0'..='9' | ' ' => c,
-            _ => ' ',
-        })
+        .map(keep)
         .collect()
 }
 
@@ -28,6 +32,7 @@ mod tests {
         assert_eq!(norm("Kubernetes 1.25!"), "kubernetes 1 25 ");
         assert_eq!(norm("$1,234.50"), " 1 234 50");
         assert_eq!(norm("Tab\there"), "tab here");
+        assert_eq!(norm("Ünïcode İ"), " n code i ");
     }
 
     #[test]

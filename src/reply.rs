@@ -278,39 +278,47 @@ fn element_end(bytes: &[u8], start: usize) -> Option<usize> {
 /// Escapes raw control characters (newlines, tabs) inside JSON strings, which models often emit
 /// and strict JSON forbids. Text outside strings is copied unchanged.
 fn escape_raw_controls(text: &str) -> Cow<'_, str> {
-    if !text.contains(|c: char| c.is_ascii_control()) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 16);
+    let mut out: Option<String> = None;
+    let mut copied = 0;
     let mut in_string = false;
     let mut escaped = false;
-    for c in text.chars() {
+    for (at, byte) in text.bytes().enumerate() {
         if !in_string {
-            in_string = c == '"';
-            out.push(c);
+            in_string = byte == b'"';
             continue;
         }
-        match c {
-            _ if escaped => {
-                escaped = false;
-                out.push(c);
-            }
-            '\\' => {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        let replacement = match byte {
+            b'\\' => {
                 escaped = true;
-                out.push(c);
+                continue;
             }
-            '"' => {
+            b'"' => {
                 in_string = false;
-                out.push(c);
+                continue;
             }
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_ascii_control() => out.push_str(&format!("\\u{:04x}", u32::from(c))),
-            c => out.push(c),
+            b'\n' => Cow::Borrowed("\\n"),
+            b'\r' => Cow::Borrowed("\\r"),
+            b'\t' => Cow::Borrowed("\\t"),
+            b if b.is_ascii_control() => Cow::Owned(format!("\\u{:04x}", b)),
+            _ => continue,
+        };
+        let out = out.get_or_insert_with(|| String::with_capacity(text.len() + 16));
+        // Every byte matched above is ASCII, so `at` is a char boundary.
+        out.push_str(&text[copied..at]);
+        out.push_str(&replacement);
+        copied = at + 1;
+    }
+    match out {
+        None => Cow::Borrowed(text),
+        Some(mut out) => {
+            out.push_str(&text[copied..]);
+            Cow::Owned(out)
         }
     }
-    Cow::Owned(out)
 }
 
 /// The last resort: the first JSON value that parses from one of the first few `{`/`[`.
@@ -384,6 +392,19 @@ pub(crate) fn json_kind(value: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn raw_controls_are_escaped_inside_strings_only() {
+        let text = "{\n \"a\": \"é line\none\tx\\\"\u{1}\"\n}";
+        assert_eq!(
+            escape_raw_controls(text),
+            "{\n \"a\": \"é line\\none\\tx\\\"\\u0001\"\n}"
+        );
+        assert!(matches!(
+            escape_raw_controls("{\n\"clean\": 1\n}"),
+            Cow::Borrowed(_)
+        ));
+    }
     use serde_json::json;
 
     const TWO_ITEMS: &str =

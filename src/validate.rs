@@ -378,12 +378,82 @@ fn check_golds(category: Category, golds: &[String], rules: &Rules) -> Result<()
 // ---------------------------------------------------------------------------------------------
 
 /// Words too common to show that two golds name the same thing (whitespace-separated).
-const GENERIC_WORDS: &str = "\
-    the and for with per from into that this not all any one two three four five six seven eight \
-    nine ten version days day hours hour minutes minute seconds second weeks week months month \
-    years year percent usd eur gbp dollars instances nodes pods servers users seats requests \
-    region zone team plan tier level type mode code status error http port file key value name \
-    service account policy total new old current latest";
+const GENERIC_WORDS: &[&str] = &[
+    "the",
+    "and",
+    "for",
+    "with",
+    "per",
+    "from",
+    "into",
+    "that",
+    "this",
+    "not",
+    "all",
+    "any",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "version",
+    "days",
+    "day",
+    "hours",
+    "hour",
+    "minutes",
+    "minute",
+    "seconds",
+    "second",
+    "weeks",
+    "week",
+    "months",
+    "month",
+    "years",
+    "year",
+    "percent",
+    "usd",
+    "eur",
+    "gbp",
+    "dollars",
+    "instances",
+    "nodes",
+    "pods",
+    "servers",
+    "users",
+    "seats",
+    "requests",
+    "region",
+    "zone",
+    "team",
+    "plan",
+    "tier",
+    "level",
+    "type",
+    "mode",
+    "code",
+    "status",
+    "error",
+    "http",
+    "port",
+    "file",
+    "key",
+    "value",
+    "name",
+    "service",
+    "account",
+    "policy",
+    "total",
+    "new",
+    "old",
+    "current",
+    "latest",
+];
 
 #[derive(Debug, Clone, PartialEq)]
 enum NumberKey {
@@ -423,9 +493,7 @@ impl GoldShape {
                 .filter(|word| {
                     word.len() >= 3
                         && word.chars().all(|c| c.is_ascii_lowercase())
-                        && !GENERIC_WORDS
-                            .split_whitespace()
-                            .any(|generic| generic == *word)
+                        && !GENERIC_WORDS.contains(word)
                 })
                 .map(str::to_owned)
                 .collect(),

@@ -28,12 +28,19 @@ pub enum CacheError {
     },
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Deserialize)]
 struct Entry {
-    custom_id: String,
-    body_sha256: String,
     outcome: Outcome,
-    source: String,
+}
+
+/// An entry as written: any outcome that serialises like [`Outcome`] (ingest writes response
+/// bodies through unparsed).
+#[derive(Serialize)]
+struct EntryOut<'a, O> {
+    custom_id: &'a str,
+    body_sha256: &'a str,
+    outcome: &'a O,
+    source: &'a str,
 }
 
 /// An entry's key, read without building its outcome (opening a large cache stays cheap).
@@ -161,9 +168,10 @@ impl Cache {
     }
 
     /// Appends outcomes (skipping keys already present) with one fsync; returns how many were new.
-    pub fn put_all(
+    /// An outcome is an [`Outcome`] or anything that serialises the same way.
+    pub fn put_all<O: Serialize>(
         &mut self,
-        items: impl IntoIterator<Item = (String, String, Outcome)>,
+        items: impl IntoIterator<Item = (String, String, O)>,
         source: &str,
     ) -> Result<usize, CacheError> {
         let mut bytes = Vec::new();
@@ -175,11 +183,11 @@ impl Cache {
             if self.index.contains_key(&key) || added.contains_key(&key) {
                 continue;
             }
-            let entry = Entry {
-                custom_id: key.0.clone(),
-                body_sha256: key.1.clone(),
-                outcome,
-                source: source.to_string(),
+            let entry = EntryOut {
+                custom_id: &key.0,
+                body_sha256: &key.1,
+                outcome: &outcome,
+                source,
             };
             let entry_json =
                 serde_json::to_string(&entry).map_err(|e| self.io_err(std::io::Error::other(e)))?;

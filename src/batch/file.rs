@@ -43,8 +43,8 @@ impl<'r, 'a> FileJob<'r, 'a> {
             .copied()
             .filter(|r| {
                 let hash = r.body_hash();
-                !self.runner.cache.contains(&r.custom_id, &hash)
-                    && exported.get(&r.custom_id) != Some(&hash)
+                !self.runner.cache.contains(&r.custom_id, hash)
+                    && exported.get(&r.custom_id).map(String::as_str) != Some(hash)
             })
             .collect();
         if !uncovered.is_empty() {

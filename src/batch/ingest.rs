@@ -3,7 +3,9 @@
 //! in bounded chunks, so memory does not grow with the file.
 
 use super::cache::Cache;
-use super::{BatchError, Outcome};
+use super::{BatchError, Failure};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::BufRead;
@@ -11,6 +13,64 @@ use std::path::Path;
 
 /// Outcomes held before one durable append to the cache.
 const CHUNK_BYTES: usize = 8 << 20;
+
+/// A final outcome as the cache stores it ([`super::Outcome`]'s shape), with a served response
+/// body passed through as the server's bytes instead of being parsed and written again.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LineOutcome {
+    Ok(Box<RawValue>),
+    Failed(Failure),
+}
+
+/// The parts of an output or error line that decide its outcome.
+#[derive(Deserialize)]
+struct OutputLine<'a> {
+    #[serde(borrow, default)]
+    custom_id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    response: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Response<'a> {
+    #[serde(borrow, default)]
+    status_code: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    body: Option<&'a RawValue>,
+}
+
+/// The final outcome a line's `response` carries, or None when the request was not served
+/// (so it is resubmitted, never paid for twice).
+pub fn line_outcome(response: Option<&RawValue>) -> Option<LineOutcome> {
+    let response: Response = serde_json::from_str(response?.get()).ok()?;
+    let status = response
+        .status_code
+        .and_then(|s| serde_json::from_str::<u64>(s.get()).ok())
+        .and_then(|s| u16::try_from(s).ok())
+        .unwrap_or(0);
+    let body = response.body;
+    let is_object = body.is_some_and(|b| b.get().trim_start().starts_with('{'));
+    match (status, body) {
+        (200, Some(body)) if is_object => Some(LineOutcome::Ok(body.to_owned())),
+        (429 | 500..=599 | 0, _) => None,
+        _ => {
+            let body: Value = body
+                .and_then(|b| serde_json::from_str(b.get()).ok())
+                .unwrap_or(Value::Null);
+            let text = |pointer: &str| body.pointer(pointer).and_then(Value::as_str);
+            Some(LineOutcome::Failed(Failure {
+                code: text("/error/code").unwrap_or("request_failed").to_string(),
+                status: Some(status),
+                message: text("/error/message")
+                    .unwrap_or("the server gave no message")
+                    .chars()
+                    .take(500)
+                    .collect(),
+            }))
+        }
+    }
+}
 
 /// What one file gave.
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
@@ -47,7 +107,7 @@ pub fn ingest_file(
 struct Sink<'c> {
     cache: &'c mut Cache,
     source: &'c str,
-    chunk: Vec<(String, String, Outcome)>,
+    chunk: Vec<(String, String, LineOutcome)>,
     chunk_bytes: usize,
     ingested: Ingested,
 }
@@ -74,25 +134,27 @@ impl Sink<'_> {
             if buf.trim_ascii().is_empty() {
                 continue;
             }
-            let v: Value = match serde_json::from_slice(&buf) {
-                Ok(v) => v,
+            let line: OutputLine = match serde_json::from_slice(&buf) {
+                Ok(line) => line,
                 Err(e) => {
                     bad_line(line_no, format!("not a batch output line ({e})"))?;
                     continue;
                 }
             };
-            let Some(custom_id) = v.get("custom_id").and_then(Value::as_str) else {
+            let custom_id = line
+                .custom_id
+                .and_then(|id| serde_json::from_str::<String>(id.get()).ok());
+            let Some(custom_id) = custom_id else {
                 bad_line(line_no, "no custom_id".into())?;
                 continue;
             };
-            let Some(hash) = keys.get(custom_id) else {
+            let Some(hash) = keys.get(&custom_id) else {
                 self.ingested.foreign += 1;
                 continue;
             };
-            if let Some(outcome) = super::remote::line_outcome(&v) {
+            if let Some(outcome) = line_outcome(line.response) {
                 self.chunk_bytes += buf.len();
-                self.chunk
-                    .push((custom_id.to_string(), hash.clone(), outcome));
+                self.chunk.push((custom_id, hash.clone(), outcome));
             }
             if self.chunk_bytes >= CHUNK_BYTES {
                 self.flush()?;
@@ -110,6 +172,7 @@ impl Sink<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::batch::Outcome;
     use serde_json::json;
 
     fn line(id: &str, status: u16, text: &str) -> String {
@@ -158,7 +221,14 @@ mod tests {
         );
         assert_eq!(bad.len(), 1);
         assert_eq!(bad[0].0, 2, "the bad line is named by its number");
-        assert!(cache.contains("a", "hash-a") && cache.contains("c", "hash-c"));
+        assert_eq!(
+            cache.get("a", "hash-a").unwrap(),
+            Some(Outcome::Ok(
+                json!({"choices": [{"message": {"content": "first"}}]})
+            )),
+            "a body passed through unparsed reads back as the same outcome"
+        );
+        assert!(cache.contains("c", "hash-c"));
         assert!(
             !cache.contains("b", "hash-b"),
             "a 500 line stays unserved, to be resubmitted"
@@ -175,6 +245,39 @@ mod tests {
             again.added, 0,
             "re-ingesting after a crash appends nothing twice"
         );
+    }
+
+    #[test]
+    fn a_refused_request_is_a_final_failure_and_odd_statuses_are_unserved() {
+        let refused = json!({"status_code": 400, "body": {"error": {"code": "json_validate_failed", "message": "bad json"}}});
+        let raw = serde_json::value::to_raw_value(&refused).unwrap();
+        let Some(LineOutcome::Failed(failure)) = line_outcome(Some(&raw)) else {
+            panic!("a 400 is a final failure");
+        };
+        assert_eq!(
+            (
+                failure.code.as_str(),
+                failure.status,
+                failure.message.as_str()
+            ),
+            ("json_validate_failed", Some(400), "bad json")
+        );
+        for response in [
+            json!(null),
+            json!("text"),
+            json!({"status_code": "200", "body": {}}),
+            json!({"status_code": 70000, "body": {}}),
+            json!({"status_code": 503, "body": {}}),
+            json!({"status_code": 200, "body": "not an object"}),
+        ] {
+            let raw = serde_json::value::to_raw_value(&response).unwrap();
+            let outcome = line_outcome(Some(&raw));
+            assert!(
+                outcome.is_none() || matches!(outcome, Some(LineOutcome::Failed(_))),
+                "{response}: {outcome:?}"
+            );
+        }
+        assert!(line_outcome(None).is_none());
     }
 
     #[test]

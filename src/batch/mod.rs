@@ -22,17 +22,32 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
-/// One chat-completion request: a stable custom_id and the OpenAI request body.
+/// One chat-completion request: a stable custom_id and the OpenAI request body, with the
+/// body's hash computed once (it keys the cache and is compared many times per job).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {
     pub custom_id: String,
-    pub body: Value,
+    body: Value,
+    body_sha256: String,
 }
 
 impl Request {
+    pub fn new(custom_id: String, body: Value) -> Request {
+        let body_sha256 = hex(&Sha256::digest(body.to_string().as_bytes()));
+        Request {
+            custom_id,
+            body,
+            body_sha256,
+        }
+    }
+
+    pub fn body(&self) -> &Value {
+        &self.body
+    }
+
     /// SHA-256 of the body's JSON bytes: the cache key together with the custom_id.
-    pub fn body_hash(&self) -> String {
-        hex(&Sha256::digest(self.body.to_string().as_bytes()))
+    pub fn body_hash(&self) -> &str {
+        &self.body_sha256
     }
 
     pub fn model(&self) -> &str {
@@ -218,7 +233,7 @@ impl<'a> Runner<'a> {
     ) -> Result<JobResult, BatchError> {
         let pending: Vec<&Request> = requests
             .iter()
-            .filter(|r| !self.cache.contains(&r.custom_id, &r.body_hash()))
+            .filter(|r| !self.cache.contains(&r.custom_id, r.body_hash()))
             .collect();
         if !pending.is_empty() {
             tracing::debug!(
@@ -238,14 +253,14 @@ impl<'a> Runner<'a> {
         }
         let waiting = requests
             .iter()
-            .filter(|r| !self.cache.contains(&r.custom_id, &r.body_hash()))
+            .filter(|r| !self.cache.contains(&r.custom_id, r.body_hash()))
             .count();
         Ok(JobResult { waiting })
     }
 
     /// The cached outcome of `request`, if it has one.
     pub fn outcome(&self, request: &Request) -> Result<Option<Outcome>, BatchError> {
-        Ok(self.cache.get(&request.custom_id, &request.body_hash())?)
+        Ok(self.cache.get(&request.custom_id, request.body_hash())?)
     }
 }
 

@@ -6,10 +6,8 @@
 use super::client::{BatchObject, Client};
 use super::ingest;
 use super::journal::{Counts, Journal, SubState, Submission};
-use super::{
-    check_guard, hex, request_file, BatchError, CostGuard, Failure, Outcome, Request, Runner,
-};
-use serde_json::{json, Value};
+use super::{check_guard, hex, request_file, BatchError, CostGuard, Request, Runner};
+use serde_json::json;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -58,7 +56,7 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
         let mut journal = Journal::load(&self.runner.state.journal_dir(), &self.job)?;
         let mut rounds = 0;
         loop {
-            let want: BTreeMap<&str, (&Request, String)> = pending
+            let want: BTreeMap<&str, (&Request, &str)> = pending
                 .iter()
                 .map(|r| (r.custom_id.as_str(), (*r, r.body_hash())))
                 .filter(|(id, (_, hash))| !self.runner.cache.contains(id, hash))
@@ -69,7 +67,7 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
             let covered = self.adopt_or_abandon(&client, &mut journal, &want).await?;
             let uncovered: Vec<&Request> = want
                 .iter()
-                .filter(|(id, (_, hash))| covered.get(**id) != Some(hash))
+                .filter(|(id, (_, hash))| covered.get(**id).map(String::as_str) != Some(*hash))
                 .map(|(_, (r, _))| *r)
                 .collect();
             if !uncovered.is_empty() {
@@ -127,7 +125,7 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
         &mut self,
         client: &Client,
         journal: &mut Journal,
-        want: &BTreeMap<&str, (&Request, String)>,
+        want: &BTreeMap<&str, (&Request, &str)>,
     ) -> Result<BTreeMap<String, String>, BatchError> {
         let mut covered = BTreeMap::new();
         for i in 0..journal.submissions.len() {
@@ -188,7 +186,7 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
             let keys = self.keys(sub)?;
             if uncovered
                 .iter()
-                .any(|r| keys.get(&r.custom_id) == Some(&r.body_hash()))
+                .any(|r| keys.get(&r.custom_id).map(String::as_str) == Some(r.body_hash()))
             {
                 return Err(BatchError::Runtime(format!(
                     "job {}: batch {} with these requests failed earlier:\n  {}\nIts requests are not resubmitted blindly: fix the cause (the request template or config), then re-run; pass --retry-failed to resubmit them unchanged.",
@@ -541,36 +539,6 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
             ));
         }
         Ok(())
-    }
-}
-
-/// The final outcome an output or error line carries, or None when the request was not served
-/// (so it is resubmitted, never paid for twice).
-pub fn line_outcome(v: &Value) -> Option<Outcome> {
-    let response = v.get("response").filter(|r| !r.is_null())?;
-    let status = response
-        .get("status_code")
-        .and_then(Value::as_u64)
-        .unwrap_or(0) as u16;
-    let body = response.get("body").cloned().unwrap_or(Value::Null);
-    match status {
-        200 if body.is_object() => Some(Outcome::Ok(body)),
-        429 | 500..=599 | 0 => None,
-        _ => Some(Outcome::Failed(Failure {
-            code: body
-                .pointer("/error/code")
-                .and_then(Value::as_str)
-                .unwrap_or("request_failed")
-                .to_string(),
-            status: Some(status),
-            message: body
-                .pointer("/error/message")
-                .and_then(Value::as_str)
-                .unwrap_or("the server gave no message")
-                .chars()
-                .take(500)
-                .collect(),
-        })),
     }
 }
 

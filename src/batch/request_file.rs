@@ -71,11 +71,8 @@ pub fn read_keys(path: &Path) -> std::io::Result<BTreeMap<String, String>> {
         let v: Value = serde_json::from_str(&line).map_err(|_| bad())?;
         let custom_id = v.get("custom_id").and_then(Value::as_str).ok_or_else(bad)?;
         let body = v.get("body").ok_or_else(bad)?.clone();
-        let request = Request {
-            custom_id: custom_id.to_string(),
-            body,
-        };
-        keys.insert(request.custom_id.clone(), request.body_hash());
+        let request = Request::new(custom_id.to_string(), body);
+        keys.insert(request.custom_id.clone(), request.body_hash().to_string());
     }
     Ok(keys)
 }

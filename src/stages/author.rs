@@ -134,7 +134,7 @@ fn plan(
             let custom_id = format!("author/{category}/r{round}/{index:04}");
             let body = body(config, templates, category, &domain, count, &custom_id);
             AuthorRequest {
-                request: Request { custom_id, body },
+                request: Request::new(custom_id, body),
                 category,
                 domain,
                 round,

@@ -121,10 +121,8 @@ pub fn requests(config: &Config, templates: &Templates, items: &[Candidate]) -> 
         .flat_map(|item| {
             config.repair.models.iter().map(move |model| {
                 let custom_id = custom_id(&item.id, model);
-                Request {
-                    body: body(config, templates, item, model, &custom_id),
-                    custom_id,
-                }
+                let body = body(config, templates, item, model, &custom_id);
+                Request::new(custom_id, body)
             })
         })
         .collect()
