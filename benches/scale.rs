@@ -262,8 +262,10 @@ fn describe(m: &Measured) -> String {
             n("rejects")
         ),
         "runner" => format!(
-            "runner.run {:.2} s ({} file(s), {} HTTP requests to the fake)",
+            "runner.run {:.2} s wall: runner {:.2} s CPU, fake server {:.2} s CPU ({} file(s), {} HTTP requests)",
             f("run_s"),
+            f("runner_cpu_s"),
+            f("fake_cpu_s"),
             n("uploads"),
             n("http_requests")
         ),
@@ -515,12 +517,16 @@ fn runner(dir: &Path, requests: usize) -> BenchResult<Value> {
         cost_key: "author.max_cost_usd",
     };
     let runtime = tokio::runtime::Runtime::new().map_err(err("runtime"))?;
+    let fake_cpu_before = fake_thread_cpu_s()?;
+    let cpu_before = process_cpu_s();
     let started = Instant::now();
     let result = runtime.block_on(async {
         let mut runner = Runner::open(&config, &run, RunOptions::default(), &printer)?;
         runner.run("bench", &batch, &guard).await
     });
     let run_s = started.elapsed().as_secs_f64();
+    let cpu_s = process_cpu_s() - cpu_before;
+    let fake_cpu_s = fake_thread_cpu_s()? - fake_cpu_before;
     let result = result.map_err(err("runner"))?;
     if result.waiting > 0 {
         return Err(format!("{} requests got no outcome", result.waiting));
@@ -528,9 +534,47 @@ fn runner(dir: &Path, requests: usize) -> BenchResult<Value> {
     let counters = fake.counters();
     Ok(json!({
         "run_s": run_s,
+        "runner_cpu_s": cpu_s - fake_cpu_s,
+        "fake_cpu_s": fake_cpu_s,
         "uploads": counters.uploads,
         "http_requests": counters.http_requests,
     }))
+}
+
+/// CPU seconds (user + system) this process has used so far.
+fn process_cpu_s() -> f64 {
+    // SAFETY: rusage is plain data that getrusage fills; an all-zero value is a valid start.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: RUSAGE_SELF with a valid pointer.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
+/// CPU seconds the fake Batch API's server thread has used, from /proc (its thread name
+/// starts `fake-batch-api-`), so that the runner's own CPU can be told apart from the fake's.
+fn fake_thread_cpu_s() -> BenchResult<f64> {
+    // SAFETY: sysconf only reads a system constant.
+    let ticks_per_s = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    for task in std::fs::read_dir("/proc/self/task").map_err(err("/proc/self/task"))? {
+        let task = task.map_err(err("/proc/self/task"))?.path();
+        let name = std::fs::read_to_string(task.join("comm")).unwrap_or_default();
+        if !name.starts_with("fake-batch-api") {
+            continue;
+        }
+        let stat = std::fs::read_to_string(task.join("stat")).map_err(err("thread stat"))?;
+        let after_name = stat.rsplit_once(") ").map_or("", |(_, rest)| rest);
+        let fields: Vec<&str> = after_name.split_whitespace().collect();
+        let tick = |i: usize| {
+            fields
+                .get(i)
+                .and_then(|f| f.parse::<f64>().ok())
+                .unwrap_or(0.0)
+        };
+        // Fields after the name start at `state` (field 3): utime is field 14, stime 15.
+        return Ok((tick(11) + tick(12)) / ticks_per_s);
+    }
+    Err("the fake Batch API's thread was not found under /proc/self/task".into())
 }
 
 /// `saseval-gen assemble` in-process on `candidates.jsonl` as the repaired items.

@@ -9,9 +9,9 @@ use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::OnceLock;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CacheError {
@@ -72,7 +72,8 @@ pub struct Cache {
     index: HashMap<(String, String), Span>,
     len_bytes: u64,
     lines: usize,
-    reader: Mutex<Option<File>>,
+    /// Read with positioned reads, so that threads share it without a lock.
+    reader: OnceLock<File>,
 }
 
 impl Cache {
@@ -84,7 +85,7 @@ impl Cache {
             index: HashMap::new(),
             len_bytes: 0,
             lines: 0,
-            reader: Mutex::new(None),
+            reader: OnceLock::new(),
         };
         let file = match File::open(path) {
             Ok(f) => f,
@@ -144,17 +145,14 @@ impl Cache {
             return Ok(None);
         };
         let mut buf = vec![0; span.len];
-        {
-            let mut reader = self.reader.lock().unwrap_or_else(|p| p.into_inner());
-            if reader.is_none() {
-                *reader = Some(File::open(&self.path).map_err(|e| self.io_err(e))?);
+        let reader = match self.reader.get() {
+            Some(file) => file,
+            None => {
+                let file = File::open(&self.path).map_err(|e| self.io_err(e))?;
+                self.reader.get_or_init(|| file)
             }
-            if let Some(file) = reader.as_mut() {
-                file.seek(SeekFrom::Start(span.offset))
-                    .and_then(|_| file.read_exact(&mut buf))
-                    .map_err(|e| self.io_err(e))?;
-            }
-        }
+        };
+        read_exact_at(reader, &mut buf, span.offset).map_err(|e| self.io_err(e))?;
         let entry = checked_entry::<Entry>(&buf).map_err(|what| self.corrupt(span.line, what))?;
         Ok(Some(entry.outcome))
     }
@@ -238,6 +236,25 @@ impl Cache {
             what,
         }
     }
+}
+
+#[cfg(unix)]
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+}
+
+#[cfg(windows)]
+fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> std::io::Result<()> {
+    while !buf.is_empty() {
+        match std::os::windows::fs::FileExt::seek_read(file, buf, offset)? {
+            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            n => {
+                buf = &mut buf[n..];
+                offset += n as u64;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Parses one cache line whose checksum matches into `T` (the whole entry or just its key).

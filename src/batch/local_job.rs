@@ -28,7 +28,13 @@ pub async fn run(
     };
     let work: Vec<(String, String, serde_json::Value)> = pending
         .iter()
-        .map(|r| (r.custom_id.clone(), r.body_hash().to_string(), r.body().clone()))
+        .map(|r| {
+            (
+                r.custom_id.clone(),
+                r.body_hash().to_string(),
+                r.body().clone(),
+            )
+        })
         .collect();
     let total = work.len() as u64;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();

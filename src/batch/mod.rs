@@ -191,6 +191,12 @@ impl Usage {
         self.prompt_tokens += field("prompt_tokens");
         self.completion_tokens += field("completion_tokens");
     }
+
+    pub fn add(&mut self, other: Usage) {
+        self.requests += other.requests;
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+    }
 }
 
 /// Runs jobs for one out dir. Holds the response cache open for the whole command.

@@ -189,21 +189,28 @@ fn plan_topup(
     requests
 }
 
+/// Requests parsed and validated together on the worker threads before their results are
+/// written in order: large enough to keep the threads busy, small enough to bound memory.
+const DERIVE_CHUNK: usize = 256;
+
 /// Parses and validates the outcome of every request (read through `outcome`) into candidates
-/// and rejects, streamed to the two writers in (category, round, index) order.
+/// and rejects, streamed to the two writers in (category, round, index) order. Requests are
+/// parsed and validated on all cores a chunk at a time; the results are applied in order, so the
+/// output does not depend on the thread count.
 pub fn derive(
     config: &Config,
     requests: &[AuthorRequest],
-    outcome: impl Fn(&Request) -> Result<Option<Outcome>, BatchError>,
+    outcome: impl Fn(&Request) -> Result<Option<Outcome>, BatchError> + Sync,
     candidates: &mut jsonl::Writer,
     rejects: &mut jsonl::Writer,
 ) -> Result<Derived, anyhow::Error> {
+    let rules = Rules {
+        max_gold_words: config.author.max_gold_words,
+        bloat_factor: config.author.bloat_factor,
+        ..Rules::default()
+    };
     let mut deriver = Deriver {
-        rules: Rules {
-            max_gold_words: config.author.max_gold_words,
-            bloat_factor: config.author.bloat_factor,
-            ..Rules::default()
-        },
+        rules: &rules,
         derived: Derived {
             valid: Category::ALL.iter().map(|c| (*c, 0)).collect(),
             ..Derived::default()
@@ -215,17 +222,156 @@ pub fn derive(
     };
     let mut ordered: Vec<&AuthorRequest> = requests.iter().collect();
     ordered.sort_by_key(|r| (r.category, r.round, r.index));
-    for r in ordered {
-        if let Some(outcome) = outcome(&r.request)? {
-            deriver.request(r, &outcome)?;
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    for chunk in ordered.chunks(DERIVE_CHUNK) {
+        let parsed = parallel_map(chunk, threads, |r| {
+            outcome(&r.request).map(|o| o.map(|o| parse_request(r, &o, &rules)))
+        });
+        for (r, parsed) in chunk.iter().zip(parsed) {
+            if let Some(parsed) = parsed? {
+                deriver.apply(r, parsed)?;
+            }
         }
     }
     Ok(deriver.derived)
 }
 
-/// The state of one derivation pass.
+/// `f` over `items` on up to `threads` scoped threads, results in input order.
+fn parallel_map<T: Sync, R: Send>(
+    items: &[T],
+    threads: usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    let per_thread = items.len().div_ceil(threads.max(1)).max(1);
+    if items.len() <= per_thread {
+        return items.iter().map(&f).collect();
+    }
+    let f = &f;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .chunks(per_thread)
+            .map(|part| scope.spawn(move || part.iter().map(f).collect::<Vec<R>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| match h.join() {
+                Ok(results) => results,
+                Err(panic) => std::panic::resume_unwind(panic),
+            })
+            .collect()
+    })
+}
+
+/// What one request's outcome gave, before the order-dependent bloat check.
+struct Parsed {
+    usage: Usage,
+    items: Vec<Result<Candidate, Reject>>,
+}
+
+/// Parses and validates one request's outcome; everything but the bloat check, which needs
+/// the items of the requests before it.
+fn parse_request(r: &AuthorRequest, outcome: &Outcome, rules: &Rules) -> Parsed {
+    let reject = |reason: &str, detail: String, item_id: Option<String>, raw: &str| Reject {
+        stage: "author".into(),
+        reason: reason.into(),
+        detail,
+        category: r.category,
+        custom_id: r.request.custom_id.clone(),
+        item_id,
+        domain: r.domain.clone(),
+        round: r.round,
+        collided_with: None,
+        excerpt: excerpt(raw, 600),
+    };
+    let body = match outcome {
+        Outcome::Ok(body) => body,
+        Outcome::Failed(f) => {
+            let status = f.status.map(|s| format!(" (HTTP {s})")).unwrap_or_default();
+            return Parsed {
+                usage: Usage::default(),
+                items: vec![Err(reject(
+                    "request_failed",
+                    format!("{}{status}: {}", f.code, f.message),
+                    None,
+                    "",
+                ))],
+            };
+        }
+    };
+    let mut parsed = Parsed {
+        usage: Usage::default(),
+        items: Vec::new(),
+    };
+    parsed.usage.add_response(body);
+    let reply = reply::message_content(body).and_then(|reply| {
+        let truncated_by_length = reply.finish_reason.as_deref() == Some("length");
+        reply::parse_items(&reply.content).map(|items| (items, truncated_by_length, reply.content))
+    });
+    let (items, cut, content) = match reply {
+        Ok(ok) => ok,
+        Err(e) => {
+            let raw = reply::message_content(body)
+                .map(|r| r.content)
+                .unwrap_or_default();
+            parsed
+                .items
+                .push(Err(reject(e.code(), e.to_string(), None, &raw)));
+            return parsed;
+        }
+    };
+    if items.truncated || cut {
+        parsed.items.push(Err(reject(
+            "reply_truncated",
+            format!(
+                "the reply was cut off (max_tokens); {} complete item(s) salvaged of {} asked",
+                items.items.len(),
+                r.count
+            ),
+            None,
+            &content,
+        )));
+    }
+    for raw in &items.malformed {
+        parsed.items.push(Err(reject(
+            "malformed_item",
+            "an element of the items array is not valid JSON".into(),
+            None,
+            raw,
+        )));
+    }
+    for (k, value) in items.items.iter().enumerate() {
+        let id = format!("{}.r{}.{:04}.{k}", r.category, r.round, r.index);
+        let checked = validate::fields_from_value(r.category, value)
+            .and_then(|fields| validate::check_item(r.category, &fields, rules).map(|()| fields));
+        parsed.items.push(match checked {
+            Ok(fields) => Ok(Candidate {
+                id,
+                category: r.category,
+                domain: r.domain.clone(),
+                prompt: fields.prompt,
+                golds: fields.golds,
+                durable: fields.durable,
+                stale: fields.stale,
+                custom_id: r.request.custom_id.clone(),
+                model: r.request.model().to_string(),
+                round: r.round,
+                gold_repaired: false,
+                needs_review: false,
+            }),
+            Err(rejection) => Err(reject(
+                rejection.reason.code(),
+                rejection.detail,
+                Some(id),
+                &value.to_string(),
+            )),
+        });
+    }
+    parsed
+}
+
+/// The order-dependent part of a derivation: the bloat check, the counts and the writes.
 struct Deriver<'w> {
-    rules: Rules,
+    rules: &'w Rules,
     derived: Derived,
     /// Word counts of the valid plain items, by category: the bloat check's baseline.
     plain_words: BTreeMap<Category, Vec<usize>>,
@@ -244,99 +390,26 @@ fn plain_twin(category: Category) -> Option<Category> {
 }
 
 impl Deriver<'_> {
-    fn request(&mut self, r: &AuthorRequest, outcome: &Outcome) -> Result<(), anyhow::Error> {
-        let reject = |reason: &str, detail: String, item_id: Option<String>, raw: &str| Reject {
-            stage: "author".into(),
-            reason: reason.into(),
-            detail,
-            category: r.category,
-            custom_id: r.request.custom_id.clone(),
-            item_id,
-            domain: r.domain.clone(),
-            round: r.round,
-            collided_with: None,
-            excerpt: excerpt(raw, 600),
-        };
-        let body = match outcome {
-            Outcome::Ok(body) => body,
-            Outcome::Failed(f) => {
-                let status = f.status.map(|s| format!(" (HTTP {s})")).unwrap_or_default();
-                return self.reject(&reject(
-                    "request_failed",
-                    format!("{}{status}: {}", f.code, f.message),
-                    None,
-                    "",
-                ));
-            }
-        };
-        self.derived.usage.add_response(body);
-        let parsed = reply::message_content(body).and_then(|reply| {
-            let truncated_by_length = reply.finish_reason.as_deref() == Some("length");
-            reply::parse_items(&reply.content)
-                .map(|items| (items, truncated_by_length, reply.content))
-        });
-        let (items, cut, content) = match parsed {
-            Ok(ok) => ok,
-            Err(e) => {
-                let raw = reply::message_content(body)
-                    .map(|r| r.content)
-                    .unwrap_or_default();
-                return self.reject(&reject(e.code(), e.to_string(), None, &raw));
-            }
-        };
-        if items.truncated || cut {
-            self.reject(&reject(
-                "reply_truncated",
-                format!(
-                    "the reply was cut off (max_tokens); {} complete item(s) salvaged of {} asked",
-                    items.items.len(),
-                    r.count
-                ),
-                None,
-                &content,
-            ))?;
-        }
-        for raw in &items.malformed {
-            self.reject(&reject(
-                "malformed_item",
-                "an element of the items array is not valid JSON".into(),
-                None,
-                raw,
-            ))?;
-        }
-        for (k, value) in items.items.iter().enumerate() {
-            let id = format!("{}.r{}.{:04}.{k}", r.category, r.round, r.index);
-            let checked = validate::fields_from_value(r.category, value)
-                .and_then(|fields| {
-                    validate::check_item(r.category, &fields, &self.rules).map(|()| fields)
-                })
-                .and_then(|fields| {
-                    self.check_bloated(r.category, &fields.prompt)
-                        .map(|()| fields)
-                });
-            match checked {
-                Ok(fields) => {
-                    self.candidate(Candidate {
-                        id,
-                        category: r.category,
-                        domain: r.domain.clone(),
-                        prompt: fields.prompt,
-                        golds: fields.golds,
-                        durable: fields.durable,
-                        stale: fields.stale,
+    fn apply(&mut self, r: &AuthorRequest, parsed: Parsed) -> Result<(), anyhow::Error> {
+        self.derived.usage.add(parsed.usage);
+        for item in parsed.items {
+            match item {
+                Ok(c) => match self.check_bloated(c.category, &c.prompt) {
+                    Ok(()) => self.candidate(c)?,
+                    Err(rejection) => self.reject(&Reject {
+                        stage: "author".into(),
+                        reason: rejection.reason.code().into(),
+                        detail: rejection.detail,
+                        category: c.category,
                         custom_id: r.request.custom_id.clone(),
-                        model: r.request.model().to_string(),
-                        round: r.round,
-                        gold_repaired: false,
-                        needs_review: false,
-                    })?;
-                }
-                Err(rejection) => self.reject(&reject(
-                    rejection.reason.code(),
-                    rejection.detail,
-                    Some(id),
-                    &value.to_string(),
-                ))?,
+                        item_id: Some(c.id.clone()),
+                        domain: c.domain.clone(),
+                        round: c.round,
+                        collided_with: None,
+                        excerpt: excerpt(&c.prompt, 600),
+                    })?,
+                },
+                Err(reject) => self.reject(&reject)?,
             }
         }
         Ok(())
@@ -357,7 +430,7 @@ impl Deriver<'_> {
             .medians
             .entry(twin)
             .or_insert_with(|| median(plain_words.get(&twin).map_or(&[], Vec::as_slice)));
-        validate::check_bloated(validate::word_count(prompt), median, &self.rules)
+        validate::check_bloated(validate::word_count(prompt), median, self.rules)
     }
 
     fn candidate(&mut self, c: Candidate) -> Result<(), anyhow::Error> {
@@ -537,4 +610,32 @@ pub fn dry_run(config: &Config, templates: &Templates) -> Result<String, BatchEr
         config.author.max_cost_usd
     ));
     Ok(lines.join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parallel_map_keeps_input_order_for_any_thread_count() {
+        let items: Vec<usize> = (0..1000).collect();
+        let expected: Vec<usize> = items.iter().map(|i| i * 3).collect();
+        for threads in [0, 1, 2, 3, 7, 2000] {
+            assert_eq!(
+                parallel_map(&items, threads, |i| i * 3),
+                expected,
+                "{threads} threads"
+            );
+        }
+        assert!(parallel_map(&[] as &[usize], 2, |i| *i).is_empty());
+    }
+
+    #[test]
+    fn plain_categories_sort_before_their_bloated_twins() {
+        for bloated in Category::ALL {
+            if let Some(plain) = plain_twin(bloated) {
+                assert!(plain < bloated, "{plain} must be derived before {bloated}");
+            }
+        }
+    }
 }
