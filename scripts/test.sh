@@ -7,3 +7,5 @@ scripts/setup.sh
 export SASEVAL_TEST_MODEL="$PWD/models/SmolLM2-135M-Instruct.Q4_1.gguf"
 export SASEVAL_REQUIRE_DATASETS=1
 cargo test
+# The benchmarks run only from scripts/bench.sh (never timed here), but must keep compiling.
+cargo build --benches --quiet

@@ -15,6 +15,7 @@ pub mod hooks;
 pub mod jsonl;
 pub mod lock;
 pub mod numeric;
+pub mod parallel;
 #[cfg(test)]
 mod proptests;
 pub mod record;

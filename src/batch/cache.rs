@@ -57,6 +57,37 @@ struct Line<'a> {
     entry: &'a RawValue,
 }
 
+/// One entry as its checksummed cache line, rendered apart from the cache (on any thread)
+/// before [`Cache::append`] writes it.
+pub struct CacheLine {
+    key: (String, String),
+    bytes: Vec<u8>,
+}
+
+impl CacheLine {
+    pub fn render<O: Serialize>(
+        custom_id: String,
+        body_sha256: String,
+        outcome: &O,
+        source: &str,
+    ) -> std::io::Result<CacheLine> {
+        let entry = EntryOut {
+            custom_id: &custom_id,
+            body_sha256: &body_sha256,
+            outcome,
+            source,
+        };
+        let entry_json = serde_json::to_string(&entry).map_err(std::io::Error::other)?;
+        let sum = hex(&Sha256::digest(entry_json.as_bytes()));
+        let mut bytes = Vec::with_capacity(entry_json.len() + 90);
+        writeln!(bytes, "{{\"sum\":\"{sum}\",\"entry\":{entry_json}}}")?;
+        Ok(CacheLine {
+            key: (custom_id, body_sha256),
+            bytes,
+        })
+    }
+}
+
 /// Where one entry's line sits in the file.
 #[derive(Clone, Copy)]
 struct Span {
@@ -172,31 +203,36 @@ impl Cache {
         items: impl IntoIterator<Item = (String, String, O)>,
         source: &str,
     ) -> Result<usize, CacheError> {
+        let mut lines = Vec::new();
+        for (custom_id, body_sha256, outcome) in items {
+            lines.push(
+                CacheLine::render(custom_id, body_sha256, &outcome, source)
+                    .map_err(|e| self.io_err(e))?,
+            );
+        }
+        self.append(lines)
+    }
+
+    /// Appends rendered lines (skipping keys already present) with one fsync; returns how many
+    /// were new.
+    pub fn append(&mut self, lines: Vec<CacheLine>) -> Result<usize, CacheError> {
         let mut bytes = Vec::new();
         let mut added: HashMap<(String, String), Span> = HashMap::new();
         let mut offset = self.len_bytes;
-        let mut line = self.lines;
-        for (custom_id, body_sha256, outcome) in items {
-            let key = (custom_id, body_sha256);
-            if self.index.contains_key(&key) || added.contains_key(&key) {
+        let mut line_no = self.lines;
+        for line in lines {
+            if self.index.contains_key(&line.key) || added.contains_key(&line.key) {
                 continue;
             }
-            let entry = EntryOut {
-                custom_id: &key.0,
-                body_sha256: &key.1,
-                outcome: &outcome,
-                source,
+            bytes.extend_from_slice(&line.bytes);
+            line_no += 1;
+            let span = Span {
+                offset,
+                len: line.bytes.len(),
+                line: line_no,
             };
-            let entry_json =
-                serde_json::to_string(&entry).map_err(|e| self.io_err(std::io::Error::other(e)))?;
-            let sum = hex(&Sha256::digest(entry_json.as_bytes()));
-            let start = bytes.len();
-            writeln!(bytes, "{{\"sum\":\"{sum}\",\"entry\":{entry_json}}}")
-                .map_err(|e| self.io_err(e))?;
-            let len = bytes.len() - start;
-            line += 1;
-            added.insert(key, Span { offset, len, line });
-            offset += len as u64;
+            added.insert(line.key, span);
+            offset += span.len as u64;
         }
         if added.is_empty() {
             return Ok(0);
@@ -205,7 +241,7 @@ impl Cache {
         let count = added.len();
         self.index.extend(added);
         self.len_bytes = offset;
-        self.lines = line;
+        self.lines = line_no;
         Ok(count)
     }
 

@@ -2,8 +2,9 @@
 //! engine) into the response cache. The file is streamed line by line and written to the cache
 //! in bounded chunks, so memory does not grow with the file.
 
-use super::cache::Cache;
+use super::cache::{Cache, CacheLine};
 use super::{BatchError, Failure};
+use crate::parallel;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -11,7 +12,7 @@ use std::collections::BTreeMap;
 use std::io::BufRead;
 use std::path::Path;
 
-/// Outcomes held before one durable append to the cache.
+/// Lines parsed together and appended to the cache with one fsync.
 const CHUNK_BYTES: usize = 8 << 20;
 
 /// A final outcome as the cache stores it ([`super::Outcome`]'s shape), with a served response
@@ -83,89 +84,96 @@ pub struct Ingested {
 
 /// Streams `path` into `cache`. `keys` maps each custom_id the submission held to its body hash;
 /// `bad_line(line_no, why)` decides whether a line that is not an output line stops the ingest
-/// (what was read before it is kept either way).
+/// (what was read before it is kept either way). Lines are read a chunk at a time, parsed and
+/// rendered on every core, then handled and appended in file order.
 pub fn ingest_file(
     cache: &mut Cache,
     path: &Path,
     keys: &BTreeMap<String, String>,
     source: &str,
-    bad_line: impl FnMut(usize, String) -> Result<(), BatchError>,
+    mut bad_line: impl FnMut(usize, String) -> Result<(), BatchError>,
 ) -> Result<Ingested, BatchError> {
-    let mut sink = Sink {
-        cache,
-        source,
-        chunk: Vec::new(),
-        chunk_bytes: 0,
-        ingested: Ingested::default(),
-    };
-    let read = sink.read(path, keys, bad_line);
-    sink.flush()?;
-    read.map(|()| sink.ingested)
-}
-
-/// Outcomes on their way to the cache, appended a chunk at a time.
-struct Sink<'c> {
-    cache: &'c mut Cache,
-    source: &'c str,
-    chunk: Vec<(String, String, LineOutcome)>,
-    chunk_bytes: usize,
-    ingested: Ingested,
-}
-
-impl Sink<'_> {
-    fn read(
-        &mut self,
-        path: &Path,
-        keys: &BTreeMap<String, String>,
-        mut bad_line: impl FnMut(usize, String) -> Result<(), BatchError>,
-    ) -> Result<(), BatchError> {
-        let read_err =
-            |e: std::io::Error| BatchError::Runtime(format!("cannot read {}: {e}", path.display()));
-        let file = std::fs::File::open(path).map_err(read_err)?;
-        let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let read_err =
+        |e: std::io::Error| BatchError::Runtime(format!("cannot read {}: {e}", path.display()));
+    let file = std::fs::File::open(path).map_err(read_err)?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let threads = parallel::threads();
+    let mut ingested = Ingested::default();
+    let mut lines: Vec<Vec<u8>> = Vec::new();
+    let mut chunk_bytes = 0;
+    let mut first_line_no = 1;
+    loop {
         let mut buf = Vec::new();
-        let mut line_no = 0;
-        loop {
-            buf.clear();
-            if reader.read_until(b'\n', &mut buf).map_err(read_err)? == 0 {
-                return Ok(());
-            }
-            line_no += 1;
-            if buf.trim_ascii().is_empty() {
+        let n = reader.read_until(b'\n', &mut buf).map_err(read_err)?;
+        if n > 0 {
+            chunk_bytes += n;
+            lines.push(buf);
+            if chunk_bytes < CHUNK_BYTES {
                 continue;
-            }
-            let line: OutputLine = match serde_json::from_slice(&buf) {
-                Ok(line) => line,
-                Err(e) => {
-                    bad_line(line_no, format!("not a batch output line ({e})"))?;
-                    continue;
-                }
-            };
-            let custom_id = line
-                .custom_id
-                .and_then(|id| serde_json::from_str::<String>(id.get()).ok());
-            let Some(custom_id) = custom_id else {
-                bad_line(line_no, "no custom_id".into())?;
-                continue;
-            };
-            let Some(hash) = keys.get(&custom_id) else {
-                self.ingested.foreign += 1;
-                continue;
-            };
-            if let Some(outcome) = line_outcome(line.response) {
-                self.chunk_bytes += buf.len();
-                self.chunk.push((custom_id, hash.clone(), outcome));
-            }
-            if self.chunk_bytes >= CHUNK_BYTES {
-                self.flush()?;
             }
         }
+        let parsed = parallel::map(&lines, threads, |line| parse_line(line, keys, source));
+        let mut ready = Vec::new();
+        let mut stopped = None;
+        for (k, line) in parsed.into_iter().enumerate() {
+            match line {
+                Line::Blank | Line::Unserved => {}
+                Line::Foreign => ingested.foreign += 1,
+                Line::Served(rendered) => ready.push(rendered.map_err(|e| {
+                    BatchError::Runtime(format!("cannot prepare a cache line: {e}"))
+                })?),
+                Line::Bad(why) => {
+                    if let Err(e) = bad_line(first_line_no + k, why) {
+                        stopped = Some(e);
+                        break;
+                    }
+                }
+            }
+        }
+        ingested.added += cache.append(ready)?;
+        if let Some(e) = stopped {
+            return Err(e);
+        }
+        if n == 0 {
+            return Ok(ingested);
+        }
+        first_line_no += lines.len();
+        lines.clear();
+        chunk_bytes = 0;
     }
+}
 
-    fn flush(&mut self) -> Result<(), BatchError> {
-        self.ingested.added += self.cache.put_all(self.chunk.drain(..), self.source)?;
-        self.chunk_bytes = 0;
-        Ok(())
+/// What one line of an output file is.
+enum Line {
+    Blank,
+    Bad(String),
+    /// Its custom_id was never sent in this submission.
+    Foreign,
+    /// The request was not served (expired, 429, 5xx): it is resubmitted.
+    Unserved,
+    Served(std::io::Result<CacheLine>),
+}
+
+fn parse_line(buf: &[u8], keys: &BTreeMap<String, String>, source: &str) -> Line {
+    if buf.trim_ascii().is_empty() {
+        return Line::Blank;
+    }
+    let line: OutputLine = match serde_json::from_slice(buf) {
+        Ok(line) => line,
+        Err(e) => return Line::Bad(format!("not a batch output line ({e})")),
+    };
+    let custom_id = line
+        .custom_id
+        .and_then(|id| serde_json::from_str::<String>(id.get()).ok());
+    let Some(custom_id) = custom_id else {
+        return Line::Bad("no custom_id".into());
+    };
+    let Some(hash) = keys.get(&custom_id) else {
+        return Line::Foreign;
+    };
+    match line_outcome(line.response) {
+        Some(outcome) => Line::Served(CacheLine::render(custom_id, hash.clone(), &outcome, source)),
+        None => Line::Unserved,
     }
 }
 

@@ -6,6 +6,7 @@ use super::{Ctx, StageEnd, AUTHORED, REJECTS};
 use crate::batch::{estimate_cost, BatchError, CostGuard, Outcome, Request, Usage};
 use crate::config::{Config, ResponseFormat};
 use crate::jsonl;
+use crate::parallel;
 use crate::record::{excerpt, Candidate, Category, Reject};
 use crate::reply;
 use crate::seeded;
@@ -222,9 +223,9 @@ pub fn derive(
     };
     let mut ordered: Vec<&AuthorRequest> = requests.iter().collect();
     ordered.sort_by_key(|r| (r.category, r.round, r.index));
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let threads = parallel::threads();
     for chunk in ordered.chunks(DERIVE_CHUNK) {
-        let parsed = parallel_map(chunk, threads, |r| {
+        let parsed = parallel::map(chunk, threads, |r| {
             outcome(&r.request).map(|o| o.map(|o| parse_request(r, &o, &rules)))
         });
         for (r, parsed) in chunk.iter().zip(parsed) {
@@ -234,32 +235,6 @@ pub fn derive(
         }
     }
     Ok(deriver.derived)
-}
-
-/// `f` over `items` on up to `threads` scoped threads, results in input order.
-fn parallel_map<T: Sync, R: Send>(
-    items: &[T],
-    threads: usize,
-    f: impl Fn(&T) -> R + Sync,
-) -> Vec<R> {
-    let per_thread = items.len().div_ceil(threads.max(1)).max(1);
-    if items.len() <= per_thread {
-        return items.iter().map(&f).collect();
-    }
-    let f = &f;
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = items
-            .chunks(per_thread)
-            .map(|part| scope.spawn(move || part.iter().map(f).collect::<Vec<R>>()))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| match h.join() {
-                Ok(results) => results,
-                Err(panic) => std::panic::resume_unwind(panic),
-            })
-            .collect()
-    })
 }
 
 /// What one request's outcome gave, before the order-dependent bloat check.
@@ -615,20 +590,6 @@ pub fn dry_run(config: &Config, templates: &Templates) -> Result<String, BatchEr
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parallel_map_keeps_input_order_for_any_thread_count() {
-        let items: Vec<usize> = (0..1000).collect();
-        let expected: Vec<usize> = items.iter().map(|i| i * 3).collect();
-        for threads in [0, 1, 2, 3, 7, 2000] {
-            assert_eq!(
-                parallel_map(&items, threads, |i| i * 3),
-                expected,
-                "{threads} threads"
-            );
-        }
-        assert!(parallel_map(&[] as &[usize], 2, |i| *i).is_empty());
-    }
 
     #[test]
     fn plain_categories_sort_before_their_bloated_twins() {

@@ -1,0 +1,491 @@
+//! Local backend speed against llama.cpp's own: how many tokens per second `LocalEngine`
+//! generates for real author requests, next to llama.cpp's bare decode speed for the same model,
+//! context size and thread count. The gap between the two is what the engine's own work (chat
+//! template, sampling, grammar, prompt evaluation) costs.
+//!
+//! `llama-bench` cannot be built from the llama.cpp sources that `llama-cpp-sys-2` vendors, so
+//! the reference row re-implements its `tg128` test through the same compiled llama.cpp: a
+//! warm-up decode, then 128 single-token decodes timed together.
+//!
+//! Run it with `cargo bench --bench local_speed` (add `-- --quick` for one repetition at two
+//! threads). It prints a markdown table and writes `local.json` to `$SASEVAL_BENCH_OUT`
+//! (default `target/bench`). The model is `$SASEVAL_TEST_MODEL`, else the bundled SmolLM2-135M.
+
+use std::num::NonZeroU32;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::model::LlamaModel;
+use llama_cpp_2::token::LlamaToken;
+use llama_cpp_2::{send_logs_to_tracing, LogOptions};
+use saseval_gen::batch::local::{LocalEngine, LocalSettings};
+use saseval_gen::config::Config;
+use saseval_gen::stages::author::plan_round0;
+use saseval_gen::templates::Templates;
+use serde_json::{json, Value};
+
+/// Thread counts measured by a full run; `--quick` measures only [`QUICK_THREADS`].
+const THREAD_COUNTS: [u32; 2] = [1, 2];
+const QUICK_THREADS: u32 = 2;
+/// Repetitions of every measurement in a full run; `--quick` makes one.
+const REPETITIONS: usize = 3;
+/// Author request bodies (each of a different category) in one engine run.
+const BODIES_PER_RUN: usize = 3;
+/// Completion budget per request body, so a run's length is bounded.
+const MAX_TOKENS: u32 = 300;
+/// Single-token decodes timed by the llama.cpp reference, as in llama-bench's `tg128`.
+const TG_TOKENS: usize = 128;
+/// llama.cpp's `LLAMA_FLASH_ATTN_TYPE_DISABLED`, as the engine sets it.
+const FLASH_ATTENTION_DISABLED: i32 = 0;
+const DEFAULT_MODEL: &str = "models/SmolLM2-135M-Instruct.Q4_1.gguf";
+const CONFIG_FILE: &str = "pipeline.local.toml";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Case {
+    EngineJsonSchema,
+    EngineFreeText,
+    LlamaCppTg128,
+}
+
+impl Case {
+    fn name(self) -> &'static str {
+        match self {
+            Case::EngineJsonSchema => "engine_json_schema",
+            Case::EngineFreeText => "engine_free_text",
+            Case::LlamaCppTg128 => "llamacpp_tg128",
+        }
+    }
+}
+
+/// One case at one thread count, repeated.
+struct Measurement {
+    case: Case,
+    threads: u32,
+    /// Tokens per second of each repetition.
+    runs: Vec<f64>,
+    /// `None` for the llama.cpp reference, which always decodes [`TG_TOKENS`].
+    engine: Option<EngineTokens>,
+}
+
+impl Measurement {
+    fn tokens_per_run(&self) -> u64 {
+        self.engine
+            .as_ref()
+            .map_or(TG_TOKENS as u64, |engine| engine.completion_tokens)
+    }
+}
+
+/// What an engine run produced, beyond its overall tokens/s.
+struct EngineTokens {
+    completion_tokens: u64,
+    prompt_tokens: u64,
+    /// Estimated tokens/s of generation alone, per repetition (see [`engine_run`]).
+    generation_runs: Vec<f64>,
+}
+
+/// The request bodies of one engine case: each full body, and the same body cut to one token.
+struct Workload {
+    case: Case,
+    bodies: Vec<Value>,
+    probes: Vec<Value>,
+}
+
+/// Totals over the bodies of one engine run.
+#[derive(Default)]
+struct EngineRun {
+    seconds: f64,
+    prompt_tokens: u64,
+    completion_tokens: u64,
+    probe_seconds: f64,
+    probe_completion_tokens: u64,
+}
+
+struct Timed {
+    seconds: f64,
+    prompt_tokens: u64,
+    completion_tokens: u64,
+}
+
+struct Spread {
+    median: f64,
+    min: f64,
+    max: f64,
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("local_speed: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<(), String> {
+    let quick = std::env::args().skip(1).any(|arg| arg == "--quick");
+    let (thread_counts, repetitions) = if quick {
+        (vec![QUICK_THREADS], 1)
+    } else {
+        (THREAD_COUNTS.to_vec(), REPETITIONS)
+    };
+    let crate_root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let model_path = std::env::var_os("SASEVAL_TEST_MODEL")
+        .map_or_else(|| crate_root.join(DEFAULT_MODEL), PathBuf::from);
+    if !model_path.is_file() {
+        return Err(format!(
+            "model file {} not found: run scripts/fetch-model.sh (or set SASEVAL_TEST_MODEL)",
+            model_path.display()
+        ));
+    }
+    let config = Config::load(&crate_root.join(CONFIG_FILE), &[]).map_err(|e| e.to_string())?;
+    let templates = Templates::load(&config.author.prompts_dir).map_err(|e| e.to_string())?;
+    let (categories, workloads) = author_workloads(&config, &templates)?;
+    let context_size = config.local.context_size;
+
+    let load_at_start = load_average();
+    // llama.cpp's backend may be live only once at a time in a process, and the engine keeps
+    // its own for the life of the process: the reference runs first and frees its backend.
+    let mut measurements =
+        measure_llamacpp(&model_path, &thread_counts, context_size, repetitions)?;
+    for &threads in &thread_counts {
+        let settings = LocalSettings {
+            model_path: model_path.clone(),
+            threads,
+            context_size,
+            repeat_penalty: config.local.repeat_penalty,
+        };
+        measurements.extend(measure_engine(&settings, &workloads, repetitions)?);
+    }
+    measurements.sort_by_key(|measurement| (measurement.threads, measurement.case));
+
+    print_report(&measurements, &categories, context_size);
+    println!(
+        "\nLoad average (1, 5, 15 min) at the start: {load_at_start}; at the end: {}. Other work \
+         on the machine slows every row, and runs with more threads the most.",
+        load_average()
+    );
+    let out_dir = std::env::var_os("SASEVAL_BENCH_OUT")
+        .map_or_else(|| crate_root.join("target/bench"), PathBuf::from);
+    let written = write_json(&measurements, &out_dir)?;
+    println!("\nResults written to {}.", written.display());
+    Ok(())
+}
+
+/// The first [`BODIES_PER_RUN`] round-0 author requests of different categories, as a JSON
+/// schema workload and a free-text workload, with the names of their categories.
+fn author_workloads(
+    config: &Config,
+    templates: &Templates,
+) -> Result<(Vec<String>, [Workload; 2]), String> {
+    let mut categories = Vec::new();
+    let mut bodies = Vec::new();
+    for planned in plan_round0(config, templates) {
+        if bodies.len() == BODIES_PER_RUN {
+            break;
+        }
+        let category = planned.category.to_string();
+        if !categories.contains(&category) {
+            categories.push(category);
+            bodies.push(with_max_tokens(planned.request.body(), MAX_TOKENS));
+        }
+    }
+    if bodies.len() < BODIES_PER_RUN {
+        return Err(format!(
+            "{CONFIG_FILE} plans requests for {} categories; this benchmark needs {BODIES_PER_RUN}",
+            bodies.len()
+        ));
+    }
+    let free_text = bodies
+        .iter()
+        .map(|body| {
+            let mut body = body.clone();
+            if let Some(fields) = body.as_object_mut() {
+                fields.remove("response_format");
+            }
+            body
+        })
+        .collect();
+    Ok((
+        categories,
+        [
+            workload(Case::EngineJsonSchema, bodies),
+            workload(Case::EngineFreeText, free_text),
+        ],
+    ))
+}
+
+fn workload(case: Case, bodies: Vec<Value>) -> Workload {
+    let probes = bodies.iter().map(|body| with_max_tokens(body, 1)).collect();
+    Workload {
+        case,
+        bodies,
+        probes,
+    }
+}
+
+fn with_max_tokens(body: &Value, max_tokens: u32) -> Value {
+    let mut body = body.clone();
+    if let Some(fields) = body.as_object_mut() {
+        fields.remove("max_completion_tokens");
+        fields.insert("max_tokens".to_string(), json!(max_tokens));
+    }
+    body
+}
+
+/// llama-bench's `tg128` through the same llama.cpp the engine uses: one model, a context per
+/// thread count set up as the engine sets up its own, and per repetition an emptied KV cache and
+/// [`TG_TOKENS`] single-token decodes of the BOS token at positions 0, 1, 2, …
+fn measure_llamacpp(
+    model_path: &Path,
+    thread_counts: &[u32],
+    context_size: u32,
+    repetitions: usize,
+) -> Result<Vec<Measurement>, String> {
+    send_logs_to_tracing(LogOptions::default().with_logs_enabled(false));
+    let backend = LlamaBackend::init().map_err(|e| format!("llama.cpp backend: {e}"))?;
+    let model = LlamaModel::load_from_file(&backend, model_path, &LlamaModelParams::default())
+        .map_err(|e| format!("cannot load {}: {e}", model_path.display()))?;
+    let token = model.vocab().bos();
+    let mut measurements = Vec::new();
+    for &threads in thread_counts {
+        let llama_threads =
+            i32::try_from(threads).map_err(|e| format!("{threads} threads: {e}"))?;
+        let params = LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(context_size))
+            .with_n_batch(context_size)
+            .with_n_threads(llama_threads)
+            .with_n_threads_batch(llama_threads)
+            .with_flash_attention_policy(FLASH_ATTENTION_DISABLED);
+        let mut context = model
+            .new_context(&backend, params)
+            .map_err(|e| format!("cannot create a llama.cpp context: {e}"))?;
+        let mut batch = LlamaBatch::new(1, 1);
+        decode_one(&mut context, &mut batch, token, 0)?;
+        let mut runs = Vec::new();
+        for repetition in 1..=repetitions {
+            progress(Case::LlamaCppTg128, threads, repetition, repetitions);
+            context.clear_kv_cache();
+            let started = Instant::now();
+            for position in 0..TG_TOKENS {
+                let position = i32::try_from(position).expect("TG_TOKENS fits in i32");
+                decode_one(&mut context, &mut batch, token, position)?;
+            }
+            context.synchronize();
+            runs.push(TG_TOKENS as f64 / started.elapsed().as_secs_f64());
+        }
+        measurements.push(Measurement {
+            case: Case::LlamaCppTg128,
+            threads,
+            runs,
+            engine: None,
+        });
+    }
+    Ok(measurements)
+}
+
+fn decode_one(
+    context: &mut LlamaContext<'_>,
+    batch: &mut LlamaBatch<'_>,
+    token: LlamaToken,
+    position: i32,
+) -> Result<(), String> {
+    batch.clear();
+    batch
+        .add(token, position, &[0], true)
+        .map_err(|e| format!("llama.cpp batch: {e}"))?;
+    context
+        .decode(batch)
+        .map_err(|e| format!("llama.cpp decode: {e}"))
+}
+
+/// Both engine workloads on one engine (loaded once, warmed up by one short request).
+fn measure_engine(
+    settings: &LocalSettings,
+    workloads: &[Workload],
+    repetitions: usize,
+) -> Result<Vec<Measurement>, String> {
+    let mut engine = LocalEngine::load(settings).map_err(|e| e.to_string())?;
+    if let Some(warm_up) = workloads
+        .first()
+        .and_then(|workload| workload.probes.first())
+    {
+        timed_completion(&mut engine, warm_up)?;
+    }
+    let mut measurements = Vec::new();
+    for workload in workloads {
+        let mut runs = Vec::new();
+        let mut generation_runs = Vec::new();
+        let mut last = EngineRun::default();
+        for repetition in 1..=repetitions {
+            progress(workload.case, settings.threads, repetition, repetitions);
+            last = engine_run(&mut engine, workload)?;
+            runs.push(last.completion_tokens as f64 / last.seconds);
+            generation_runs.push(
+                last.completion_tokens
+                    .saturating_sub(last.probe_completion_tokens) as f64
+                    / (last.seconds - last.probe_seconds),
+            );
+        }
+        measurements.push(Measurement {
+            case: workload.case,
+            threads: settings.threads,
+            runs,
+            engine: Some(EngineTokens {
+                completion_tokens: last.completion_tokens,
+                prompt_tokens: last.prompt_tokens,
+                generation_runs,
+            }),
+        });
+    }
+    Ok(measurements)
+}
+
+/// Runs every body of `workload` once, and before each its one-token probe. `complete` cannot
+/// report how long its prompt evaluation took, so generation alone is estimated as the full
+/// requests' tokens and time minus the probes' (prompt evaluation, grammar setup, first token).
+fn engine_run(engine: &mut LocalEngine, workload: &Workload) -> Result<EngineRun, String> {
+    let mut run = EngineRun::default();
+    for (body, probe) in workload.bodies.iter().zip(&workload.probes) {
+        let probe = timed_completion(engine, probe)?;
+        run.probe_seconds += probe.seconds;
+        run.probe_completion_tokens += probe.completion_tokens;
+        let full = timed_completion(engine, body)?;
+        run.seconds += full.seconds;
+        run.prompt_tokens += full.prompt_tokens;
+        run.completion_tokens += full.completion_tokens;
+    }
+    Ok(run)
+}
+
+fn timed_completion(engine: &mut LocalEngine, body: &Value) -> Result<Timed, String> {
+    let started = Instant::now();
+    let response = engine.complete(body).map_err(|e| e.to_string())?;
+    let seconds = started.elapsed().as_secs_f64();
+    Ok(Timed {
+        seconds,
+        prompt_tokens: usage(&response, "prompt_tokens")?,
+        completion_tokens: usage(&response, "completion_tokens")?,
+    })
+}
+
+fn usage(response: &Value, field: &str) -> Result<u64, String> {
+    response["usage"][field]
+        .as_u64()
+        .ok_or_else(|| format!("the engine's response has no usage.{field}: {response}"))
+}
+
+fn progress(case: Case, threads: u32, repetition: usize, repetitions: usize) {
+    eprintln!(
+        "local_speed: {} at {threads} thread(s), run {repetition}/{repetitions}",
+        case.name()
+    );
+}
+
+/// The 1, 5 and 15 minute load averages, where the system reports them (Linux).
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|text| {
+            text.split_whitespace()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_else(|_| "unknown".to_string())
+}
+
+fn spread(runs: &[f64]) -> Spread {
+    let mut sorted = runs.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let middle = sorted.len() / 2;
+    let median = if sorted.len() % 2 == 0 {
+        (sorted[middle - 1] + sorted[middle]) / 2.0
+    } else {
+        sorted[middle]
+    };
+    Spread {
+        median,
+        min: sorted[0],
+        max: sorted[sorted.len() - 1],
+    }
+}
+
+fn print_report(measurements: &[Measurement], categories: &[String], context_size: u32) {
+    println!("| case | threads | tokens/s (median) | min–max | tokens per run |");
+    println!("|---|---:|---:|---:|---:|");
+    for measurement in measurements {
+        let spread = spread(&measurement.runs);
+        println!(
+            "| {} | {} | {:.1} | {:.1}–{:.1} | {} |",
+            measurement.case.name(),
+            measurement.threads,
+            spread.median,
+            spread.min,
+            spread.max,
+            measurement.tokens_per_run()
+        );
+    }
+    println!(
+        "\nllamacpp_tg128 is llama-bench's tg128 re-implemented on the same compiled llama.cpp \
+         (llama-bench cannot be built from the vendored sources): same model, n_ctx {context_size}, \
+         flash attention off and thread count as the engine; after a warm-up decode, {TG_TOKENS} \
+         single-token decodes of the BOS token at positions 0–{}, tokens/s = {TG_TOKENS} / their wall time.",
+        TG_TOKENS - 1
+    );
+    println!(
+        "\nEngine rows run {BODIES_PER_RUN} round-0 author requests of {CONFIG_FILE} ({}) with \
+         max_tokens {MAX_TOKENS}, with response_format (grammar) or without it (free text); \
+         tokens/s = completion tokens / wall time of LocalEngine::complete, which includes \
+         prompt evaluation. LocalEngine does not expose its prompt timing, so generation alone \
+         is estimated by subtracting the time and token of a max_tokens = 1 request of each body:\n",
+        categories.join(", ")
+    );
+    println!("| case | threads | prompt tokens per run | generation-only tokens/s (median, estimated) | min–max |");
+    println!("|---|---:|---:|---:|---:|");
+    for measurement in measurements {
+        if let Some(engine) = &measurement.engine {
+            let spread = spread(&engine.generation_runs);
+            println!(
+                "| {} | {} | {} | {:.1} | {:.1}–{:.1} |",
+                measurement.case.name(),
+                measurement.threads,
+                engine.prompt_tokens,
+                spread.median,
+                spread.min,
+                spread.max
+            );
+        }
+    }
+}
+
+/// Writes `local.json` into `out_dir` (created if missing) and returns its path.
+fn write_json(measurements: &[Measurement], out_dir: &Path) -> Result<PathBuf, String> {
+    let rows: Vec<Value> = measurements
+        .iter()
+        .map(|measurement| {
+            let spread = spread(&measurement.runs);
+            json!({
+                "case": measurement.case.name(),
+                "threads": measurement.threads,
+                "tokens_per_s_median": spread.median,
+                "tokens_per_s_min": spread.min,
+                "tokens_per_s_max": spread.max,
+                "runs": measurement.runs,
+                "completion_tokens": measurement.engine.as_ref().map(|engine| engine.completion_tokens),
+            })
+        })
+        .collect();
+    std::fs::create_dir_all(out_dir)
+        .map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
+    let path = out_dir.join("local.json");
+    let text = serde_json::to_string_pretty(&rows).expect("plain JSON values serialise");
+    std::fs::write(&path, text + "\n")
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(path)
+}

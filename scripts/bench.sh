@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs the benchmark suite on this machine and prints the tables BENCHMARKS.md records:
+#   scale        — parse + validate a 50,000-line output file, the runner against a zero-latency
+#                  fake, assemble at 10k/100k/1M candidates, all-pairs vs MinHash LSH agreement
+#                  (each case in its own process: wall time and peak RSS)
+#   local_speed  — the local backend's tokens/s beside llama.cpp's own decode loop
+#   throughput   — criterion per-item timings with their spread
+# Usage: scripts/bench.sh [--quick]   (--quick skips the 1M-candidate assemble and shortens runs)
+# Results: target/bench/{scale.json,local.json,assemble-scale.svg} and target/criterion/.
+# Benchmarks never run under `cargo test`; nothing here asserts a timing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+quick=()
+[ "${1:-}" = "--quick" ] && quick=(--quick)
+
+SASEVAL_SKIP_PYTHON=1 scripts/setup.sh
+
+echo "## Machine"
+echo
+echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores"
+echo "- memory: $(awk '/MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)"
+echo "- load before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "- $(rustc --version), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+echo
+
+echo "## Scale (each case in a fresh process)"
+echo
+cargo bench --quiet --bench scale -- "${quick[@]}"
+echo
+
+echo "## Local backend against llama.cpp"
+echo
+cargo bench --quiet --bench local_speed -- "${quick[@]}"
+echo
+
+echo "## Per-item timings (criterion)"
+echo
+cargo bench --quiet --bench throughput 2>&1 | grep -E '^[a-z_0-9]+/|time:|thrpt:' || true
