@@ -26,7 +26,6 @@ use saseval_gen::record::Candidate;
 use saseval_gen::stages::author;
 use saseval_gen::ui::Printer;
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -444,16 +443,7 @@ fn parse_validate(dir: &Path, lines: usize) -> BenchResult<Value> {
     let config = config(&[])?;
     let run = fresh(dir)?;
     let output = dir.join("output.jsonl");
-    let requests: Vec<author::AuthorRequest> = (0..lines).map(synth::author_request).collect();
-    let keys: BTreeMap<String, String> = requests
-        .iter()
-        .map(|r| {
-            (
-                r.request.custom_id.clone(),
-                r.request.body_hash().to_string(),
-            )
-        })
-        .collect();
+    let (requests, keys) = synth::author_job(lines);
     let started = Instant::now();
     let mut cache = Cache::open(&run.join("cache.jsonl")).map_err(err("cache"))?;
     let ingested =

@@ -16,9 +16,8 @@ use saseval_gen::batch::ingest::ingest_file;
 use saseval_gen::config::Config;
 use saseval_gen::dedup::{self, DedupConfig, Method};
 use saseval_gen::jsonl;
-use saseval_gen::stages::author::{self, AuthorRequest};
+use saseval_gen::stages::author;
 use saseval_gen::validate::{self, Rules};
-use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -38,16 +37,7 @@ fn parse_validate(c: &mut Criterion) {
     let output = dir.path().join("output.jsonl");
     synth::write_output_file(&output, LINES).expect("output file");
     let config = pipeline_config();
-    let requests: Vec<AuthorRequest> = (0..LINES).map(synth::author_request).collect();
-    let keys: BTreeMap<String, String> = requests
-        .iter()
-        .map(|r| {
-            (
-                r.request.custom_id.clone(),
-                r.request.body_hash().to_string(),
-            )
-        })
-        .collect();
+    let (requests, keys) = synth::author_job(LINES);
     let cache_path = dir.path().join("cache.jsonl");
     let mut group = c.benchmark_group("output_file");
     group.throughput(Throughput::Elements(LINES as u64));

@@ -8,6 +8,7 @@ use saseval_gen::batch::Request;
 use saseval_gen::record::{Candidate, Category};
 use saseval_gen::stages::author::AuthorRequest;
 use serde_json::json;
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
@@ -60,6 +61,22 @@ pub fn author_request(i: usize) -> AuthorRequest {
         index,
         count,
     }
+}
+
+/// The first `lines` requests of a synthetic job, and custom_id → body hash of each (what a
+/// submission's request file gives the ingest).
+pub fn author_job(lines: usize) -> (Vec<AuthorRequest>, BTreeMap<String, String>) {
+    let requests: Vec<AuthorRequest> = (0..lines).map(author_request).collect();
+    let keys = requests
+        .iter()
+        .map(|r| {
+            (
+                r.request.custom_id.clone(),
+                r.request.body_hash().to_string(),
+            )
+        })
+        .collect();
+    (requests, keys)
 }
 
 /// The reply text the model gives request `i`.

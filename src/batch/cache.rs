@@ -343,13 +343,19 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 2);
     }
 
-    #[test]
-    fn outcomes_are_read_from_disk_and_checked_on_every_get() {
+    /// A cache on disk holding outcomes `a` (reply 1) and `b` (reply 2).
+    fn cache_with_a_and_b() -> (tempfile::TempDir, PathBuf, Cache) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("cache.jsonl");
         let mut cache = Cache::open(&path).unwrap();
         cache.put("a", "h", ok(1), "s").unwrap();
         cache.put("b", "h", ok(2), "s").unwrap();
+        (dir, path, cache)
+    }
+
+    #[test]
+    fn outcomes_are_read_from_disk_and_checked_on_every_get() {
+        let (_dir, path, cache) = cache_with_a_and_b();
         let text = std::fs::read_to_string(&path)
             .unwrap()
             .replacen("reply 2", "reply 7", 1);
@@ -367,11 +373,7 @@ mod tests {
 
     #[test]
     fn a_torn_last_line_is_cut_off_and_the_rest_kept() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("cache.jsonl");
-        let mut cache = Cache::open(&path).unwrap();
-        cache.put("a", "h", ok(1), "s").unwrap();
-        cache.put("b", "h", ok(2), "s").unwrap();
+        let (_dir, path, _cache) = cache_with_a_and_b();
         let full = std::fs::read(&path).unwrap();
         std::fs::write(&path, &full[..full.len() - 10]).unwrap();
         let reopened = Cache::open(&path).unwrap();
@@ -387,11 +389,7 @@ mod tests {
 
     #[test]
     fn a_corrupted_line_is_an_error_that_says_how_to_recover() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("cache.jsonl");
-        let mut cache = Cache::open(&path).unwrap();
-        cache.put("a", "h", ok(1), "s").unwrap();
-        cache.put("b", "h", ok(2), "s").unwrap();
+        let (_dir, path, _cache) = cache_with_a_and_b();
         let text = std::fs::read_to_string(&path)
             .unwrap()
             .replacen("reply 1", "reply 9", 1);
