@@ -41,6 +41,40 @@ proptest! {
     }
 
     #[test]
+    fn raw_newlines_and_tabs_inside_strings_are_read_as_escapes(
+        items in prop::collection::vec(item(), 1..4),
+        breaks in prop::collection::vec(0usize..80, 1..4),
+    ) {
+        let items: Vec<Value> = items
+            .into_iter()
+            .map(|mut item| {
+                let prompt = item["prompt"].as_str().unwrap_or_default().to_string();
+                let mut with_breaks = String::new();
+                for (i, c) in prompt.chars().enumerate() {
+                    if breaks.contains(&i) { with_breaks.push(if i % 2 == 0 { '\n' } else { '\t' }); }
+                    with_breaks.push(c);
+                }
+                item["prompt"] = Value::String(with_breaks);
+                item
+            })
+            .collect();
+        let strict = json!({"items": items}).to_string();
+        let raw = strict.replace("\\n", "\n").replace("\\t", "\t");
+        let parsed = reply::parse_items(&raw).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(parsed.items, items);
+    }
+
+    #[test]
+    fn norm_matches_the_cards_definition_for_any_text(text in any::<String>()) {
+        let card: String = text
+            .chars()
+            .flat_map(char::to_lowercase)
+            .map(|c| if c.is_ascii_lowercase() || c.is_ascii_digit() || c == ' ' { c } else { ' ' })
+            .collect();
+        prop_assert_eq!(crate::grade::norm(&text), card);
+    }
+
+    #[test]
     fn item_validation_never_panics(value in any_json(), category in 0usize..10) {
         let category = Category::ALL[category];
         if let Ok(fields) = validate::fields_from_value(category, &value) {

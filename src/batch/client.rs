@@ -673,4 +673,27 @@ mod tests {
     fn an_empty_download_is_complete() {
         assert!(fed(&[]).is_complete_json());
     }
+
+    proptest::proptest! {
+        #[test]
+        fn the_verdict_does_not_depend_on_how_the_download_is_chunked(
+            lines in proptest::collection::vec("[ -~]{0,12}", 0..6),
+            cuts in proptest::collection::vec(0usize..80, 0..6),
+            trailing_newline in proptest::bool::ANY,
+        ) {
+            let mut text = lines.join("\n");
+            if trailing_newline {
+                text.push('\n');
+            }
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(text.len())).collect();
+            cuts.sort_unstable();
+            let mut chunks = Vec::new();
+            let mut start = 0;
+            for cut in cuts.into_iter().chain([text.len()]) {
+                chunks.push(&text[start..cut]);
+                start = cut;
+            }
+            proptest::prop_assert_eq!(fed(&chunks).is_complete_json(), fed(&[&text]).is_complete_json());
+        }
+    }
 }

@@ -255,6 +255,20 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        #[test]
+        fn any_line_is_classified_without_a_panic(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..200)) {
+            let _ = parse_line(&bytes, &keys(&["a"]), "s");
+        }
+
+        #[test]
+        fn any_response_value_is_classified_without_a_panic(text in ".{0,120}") {
+            if let Ok(raw) = serde_json::from_str::<Box<RawValue>>(&text) {
+                let _ = line_outcome(Some(&raw));
+            }
+        }
+    }
+
     #[test]
     fn a_refused_request_is_a_final_failure_and_odd_statuses_are_unserved() {
         let refused = json!({"status_code": 400, "body": {"error": {"code": "json_validate_failed", "message": "bad json"}}});
