@@ -55,11 +55,13 @@ pub fn write<T: Serialize>(path: &Path, items: &[T]) -> Result<(), JsonlError> {
 }
 
 /// Streams records into a temp file beside `path`; `commit` makes them the file's content at
-/// once (fsync, rename), so readers see the old file or the whole new one.
+/// once (fsync, rename), so readers see the old file or the whole new one. A writer dropped
+/// without a commit removes its temp file.
 pub struct Writer {
     path: PathBuf,
     tmp: PathBuf,
-    file: std::io::BufWriter<std::fs::File>,
+    /// None once committed.
+    file: Option<std::io::BufWriter<std::fs::File>>,
 }
 
 impl Writer {
@@ -72,29 +74,30 @@ impl Writer {
         Ok(Writer {
             path: path.to_path_buf(),
             tmp,
-            file: std::io::BufWriter::with_capacity(1 << 20, file),
+            file: Some(std::io::BufWriter::with_capacity(1 << 20, file)),
         })
     }
 
     pub fn push<T: Serialize>(&mut self, item: &T) -> Result<(), JsonlError> {
-        serde_json::to_writer(&mut self.file, item)
+        let Some(file) = self.file.as_mut() else {
+            return Err(self.write_err(std::io::Error::other("already committed")));
+        };
+        let written = serde_json::to_writer(&mut *file, item)
             .map_err(std::io::Error::other)
-            .and_then(|()| self.file.write_all(b"\n"))
-            .map_err(|source| self.write_err(source))
+            .and_then(|()| file.write_all(b"\n"));
+        written.map_err(|source| self.write_err(source))
     }
 
-    pub fn commit(self) -> Result<(), JsonlError> {
-        let path = self.path.clone();
-        let write_err = |source| JsonlError::Write {
-            path: path.clone(),
-            source,
+    pub fn commit(mut self) -> Result<(), JsonlError> {
+        let Some(file) = self.file.take() else {
+            return Ok(());
         };
-        let file = self
-            .file
+        let committed = file
             .into_inner()
-            .map_err(|e| write_err(e.into_error()))?;
-        file.sync_all().map_err(write_err)?;
-        crate::fsio::commit_temp(&self.tmp, &self.path).map_err(write_err)
+            .map_err(|e| e.into_error())
+            .and_then(|f| f.sync_all())
+            .and_then(|()| crate::fsio::commit_temp(&self.tmp, &self.path));
+        committed.map_err(|source| self.write_err(source))
     }
 
     fn write_err(&self, source: std::io::Error) -> JsonlError {
@@ -102,5 +105,38 @@ impl Writer {
             path: self.path.clone(),
             source,
         }
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        if self.file.take().is_some() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_committed_writer_replaces_the_file_and_a_dropped_one_leaves_it_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("items.jsonl");
+        write(&path, &[1, 2]).unwrap();
+        let mut abandoned = Writer::create(&path).unwrap();
+        abandoned.push(&3).unwrap();
+        drop(abandoned);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "1\n2\n");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temp file is left behind"
+        );
+        let mut writer = Writer::create(&path).unwrap();
+        writer.push(&"x").unwrap();
+        writer.commit().unwrap();
+        assert_eq!(read::<String>(&path).unwrap(), ["x"]);
     }
 }
