@@ -19,7 +19,7 @@ const CHUNK_BYTES: usize = 8 << 20;
 /// body passed through as the server's bytes instead of being parsed and written again.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum LineOutcome {
+enum LineOutcome {
     Ok(Box<RawValue>),
     Failed(Failure),
 }
@@ -43,7 +43,7 @@ struct Response<'a> {
 
 /// The final outcome a line's `response` carries, or None when the request was not served
 /// (so it is resubmitted, never paid for twice).
-pub fn line_outcome(response: Option<&RawValue>) -> Option<LineOutcome> {
+fn line_outcome(response: Option<&RawValue>) -> Option<LineOutcome> {
     let response: Response = serde_json::from_str(response?.get()).ok()?;
     let status = response
         .status_code
