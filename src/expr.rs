@@ -613,22 +613,7 @@ mod tests {
         assert_value(&at_limit, 2058.0);
     }
 
-    /// xorshift64*: a fixed-seed generator so the soup below is the same on every run.
-    struct Soup(u64);
-
-    impl Soup {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        }
-
-        fn pick<'a>(&mut self, pieces: &[&'a str]) -> &'a str {
-            let index = (self.next() % pieces.len() as u64) as usize;
-            pieces.get(index).copied().unwrap_or_default()
-        }
-    }
+    use crate::soup::Soup;
 
     #[test]
     fn random_inputs_never_panic_and_results_are_finite() {

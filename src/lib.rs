@@ -22,6 +22,8 @@ pub mod record;
 pub mod release;
 pub mod reply;
 pub mod seeded;
+#[cfg(test)]
+mod soup;
 pub mod stages;
 pub mod templates;
 pub mod ui;
