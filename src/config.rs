@@ -189,6 +189,10 @@ pub struct Author {
     /// The templates folder, relative to the config file.
     #[serde(default = "default_prompts_dir")]
     pub prompts_dir: PathBuf,
+    /// With `response_format = "json_schema"`: ask the API to enforce the schema (`"strict":
+    /// true`), for providers and models that support strict structured outputs.
+    #[serde(default)]
+    pub strict_schema: bool,
 }
 
 fn default_prompts_dir() -> PathBuf {
@@ -261,6 +265,10 @@ pub struct CategoryConfig {
     pub items_per_request: usize,
     #[serde(default)]
     pub max_tokens: Option<u32>,
+    /// Fewest words in a prompt of this category; below it the item is junk. Unset: the
+    /// validator's default for the category.
+    #[serde(default)]
+    pub min_prompt_words: Option<usize>,
 }
 
 impl CategoryConfig {
@@ -557,6 +565,13 @@ impl Config {
             )?;
             if let Some(t) = row.max_tokens {
                 require(t >= 16, &format!("{key}.max_tokens"), "a whole number ≥ 16")?;
+            }
+            if let Some(words) = row.min_prompt_words {
+                require(
+                    (1..=2000).contains(&words),
+                    &format!("{key}.min_prompt_words"),
+                    "1 to 2000 words",
+                )?;
             }
         }
         Ok(())

@@ -29,3 +29,4 @@ pub mod templates;
 pub mod ui;
 pub mod validate;
 pub mod verify;
+pub mod yields;

@@ -65,8 +65,9 @@ impl Category {
 }
 
 impl fmt::Display for Category {
+    /// The name, padded to the width the caller asks for (`{category:<20}` lines up columns).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        f.pad(self.name())
     }
 }
 

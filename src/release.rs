@@ -15,6 +15,7 @@ use crate::card;
 use crate::fsio::write_atomic;
 use crate::record::{Candidate, Category};
 use crate::verify::{self, Problem};
+use crate::yields::RoundYield;
 
 /// One category's target action `(c, T, p, d, L)` as Appendix B of the SASEval paper states it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -303,6 +304,8 @@ pub struct ReleaseInfo {
     pub dedup: DedupNumbers,
     /// Batch usage per stage name.
     pub usage: BTreeMap<String, Usage>,
+    /// Valid items and reject codes per authoring round and category.
+    pub author_yield: Vec<RoundYield>,
     /// Non-empty only when the release was allowed to be short.
     pub shortfall: Vec<Shortfall>,
     /// Whether `_needs_review` items were kept (marked) instead of left out.
@@ -531,6 +534,7 @@ struct Manifest<'a> {
     repair: &'a RepairNumbers,
     dedup: &'a DedupNumbers,
     usage: &'a BTreeMap<String, Usage>,
+    author_yield: &'a [RoundYield],
     target_actions: BTreeMap<Category, ManifestRow>,
 }
 
@@ -606,6 +610,7 @@ fn render_manifest(
         repair: &info.repair,
         dedup: &info.dedup,
         usage: &info.usage,
+        author_yield: &info.author_yield,
         target_actions,
     };
     let mut text = serde_json::to_string_pretty(&manifest).map_err(ReleaseError::Manifest)?;
@@ -761,6 +766,7 @@ pub(crate) mod test_support {
             ]
             .into_iter()
             .collect(),
+            author_yield: Vec::new(),
             shortfall: Vec::new(),
             keep_flagged: false,
             target_rows: all_rows(),

@@ -3,7 +3,7 @@
 //! `release.per_category` with a seeded, domain-balanced choice, attaches target actions, and
 //! writes the hashed release with its manifest, card and Croissant metadata.
 
-use super::{Ctx, AUTHORED, REJECTS, REPAIRED, REPAIR_SUMMARY, USAGE};
+use super::{Ctx, AUTHORED, AUTHOR_SUMMARY, REJECTS, REPAIRED, REPAIR_SUMMARY, USAGE};
 use crate::app::UsageError;
 use crate::batch::Usage;
 use crate::cli::AssembleArgs;
@@ -13,6 +13,7 @@ use crate::record::{excerpt, Candidate, Category, Reject};
 use crate::release::{self, DedupNumbers, ReleaseInfo, ReleaseRecord, Shortfall};
 use crate::seeded;
 use crate::stages::repair::Summary;
+use crate::yields::RoundYield;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -207,6 +208,12 @@ fn trim(seed: u64, category: Category, items: Vec<Candidate>, want: usize) -> Ve
     chosen
 }
 
+/// `author_summary.json`: what the author stage's rounds yielded.
+#[derive(Debug, Default, serde::Deserialize)]
+struct AuthorSummary {
+    rounds: Vec<RoundYield>,
+}
+
 fn read_json_or_default<T: serde::de::DeserializeOwned + Default>(
     path: &Path,
 ) -> Result<T, anyhow::Error> {
@@ -301,6 +308,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<(), anyhow::Error> 
     }
     let repair: Summary = read_json_or_default(&ctx.out(REPAIR_SUMMARY))?;
     let usage: BTreeMap<String, Usage> = read_json_or_default(&ctx.out(USAGE))?;
+    let author: AuthorSummary = read_json_or_default(&ctx.out(AUTHOR_SUMMARY))?;
     let mut reject_counts: BTreeMap<String, usize> = BTreeMap::new();
     for r in all_rejects.iter().filter(|r| r.stage == "author") {
         *reject_counts.entry(r.reason.clone()).or_default() += 1;
@@ -327,6 +335,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<(), anyhow::Error> 
         repair: repair.numbers(),
         dedup: filtered.numbers,
         usage,
+        author_yield: author.rounds.iter().map(RoundYield::counts_only).collect(),
         shortfall,
         keep_flagged,
         target_rows: Category::ALL

@@ -2,7 +2,7 @@
 //! templates with a seeded domain rotation, runs them through the batch runner, parses and
 //! validates every item on its own, and tops up short categories in further rounds.
 
-use super::{Ctx, StageEnd, AUTHORED, REJECTS};
+use super::{Ctx, StageEnd, AUTHORED, AUTHOR_SUMMARY, REJECTS};
 use crate::batch::{estimate_cost, BatchError, CostGuard, Outcome, Request, Usage};
 use crate::config::{Config, ResponseFormat};
 use crate::jsonl;
@@ -12,6 +12,7 @@ use crate::reply;
 use crate::seeded;
 use crate::templates::Templates;
 use crate::validate::{self, Rules};
+use crate::yields::{self, Example, RoundYield, Tally};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -33,6 +34,8 @@ pub struct Derived {
     pub valid: BTreeMap<Category, usize>,
     pub reject_reasons: BTreeMap<String, usize>,
     pub usage: Usage,
+    /// Valid items and rejects by round and category.
+    pub yields: Vec<RoundYield>,
 }
 
 /// Valid items wanted per category: `per_category × oversample`, rounded up.
@@ -50,25 +53,17 @@ fn domain_rotation(config: &Config, category: Category) -> Vec<String> {
     domains
 }
 
-/// The JSON schema of an authoring reply (used for `response_format = "json_schema"`).
-pub fn reply_schema(category: Category) -> Value {
-    let strings = json!({"type": "array", "items": {"type": "string"}});
-    let mut properties = json!({
-        "prompt": {"type": "string"},
-        "golds": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 4},
-    });
-    let mut required = vec!["prompt", "golds"];
-    if category.is_memory() {
-        properties["durable"] = strings.clone();
-        properties["stale"] = strings;
-        required.extend(["durable", "stale"]);
+/// The validation rules of `config`: the defaults, with the limits the config sets.
+pub fn rules(config: &Config) -> Rules {
+    Rules {
+        max_gold_words: config.author.max_gold_words,
+        bloat_factor: config.author.bloat_factor,
+        min_prompt_words: Category::ALL
+            .into_iter()
+            .filter_map(|c| config.category(c).min_prompt_words.map(|words| (c, words)))
+            .collect(),
+        ..Rules::default()
     }
-    json!({
-        "type": "object",
-        "properties": {"items": {"type": "array", "minItems": 1, "items": {
-            "type": "object", "properties": properties, "required": required}}},
-        "required": ["items"],
-    })
 }
 
 /// Builds the request body: model, messages, sampling, response format, then `extra_body`.
@@ -102,7 +97,11 @@ fn body(
         ResponseFormat::None => {}
         ResponseFormat::JsonObject => body["response_format"] = json!({"type": "json_object"}),
         ResponseFormat::JsonSchema => {
-            body["response_format"] = json!({"type": "json_schema", "json_schema": {"name": "saseval_items", "schema": reply_schema(category)}})
+            let mut spec = json!({"name": "saseval_items", "schema": validate::reply_schema(category, &rules(config))});
+            if author.strict_schema {
+                spec["strict"] = json!(true);
+            }
+            body["response_format"] = json!({"type": "json_schema", "json_schema": spec});
         }
     }
     merge_extra(&mut body, &author.extra_body);
@@ -205,11 +204,7 @@ pub fn derive(
     candidates: &mut jsonl::Writer,
     rejects: &mut jsonl::Writer,
 ) -> Result<Derived, anyhow::Error> {
-    let rules = Rules {
-        max_gold_words: config.author.max_gold_words,
-        bloat_factor: config.author.bloat_factor,
-        ..Rules::default()
-    };
+    let rules = rules(config);
     let mut deriver = Deriver {
         rules: &rules,
         derived: Derived {
@@ -218,6 +213,7 @@ pub fn derive(
         },
         plain_words: BTreeMap::new(),
         medians: BTreeMap::new(),
+        tally: Tally::default(),
         candidates,
         rejects,
     };
@@ -229,12 +225,15 @@ pub fn derive(
             outcome(&r.request).map(|o| o.map(|o| parse_request(r, &o, &rules)))
         });
         for (r, parsed) in chunk.iter().zip(parsed) {
+            deriver.tally.request(r.round, r.category);
             if let Some(parsed) = parsed? {
                 deriver.apply(r, parsed)?;
             }
         }
     }
-    Ok(deriver.derived)
+    let mut derived = deriver.derived;
+    derived.yields = deriver.tally.finish(target(config));
+    Ok(derived)
 }
 
 /// What one request's outcome gave, before the order-dependent bloat check.
@@ -351,6 +350,7 @@ struct Deriver<'w> {
     /// Word counts of the valid plain items, by category: the bloat check's baseline.
     plain_words: BTreeMap<Category, Vec<usize>>,
     medians: BTreeMap<Category, Option<f64>>,
+    tally: Tally,
     candidates: &'w mut jsonl::Writer,
     rejects: &'w mut jsonl::Writer,
 }
@@ -419,6 +419,7 @@ impl Deriver<'_> {
                 .push(validate::word_count(&c.prompt));
         }
         *self.derived.valid.entry(c.category).or_default() += 1;
+        self.tally.valid(c.round, c.category);
         self.candidates.push(&c)?;
         Ok(())
     }
@@ -429,6 +430,16 @@ impl Deriver<'_> {
             .reject_reasons
             .entry(r.reason.clone())
             .or_default() += 1;
+        self.tally.reject(
+            r.round,
+            r.category,
+            &r.reason,
+            Example {
+                code: r.reason.clone(),
+                detail: r.detail.clone(),
+                excerpt: r.excerpt.clone(),
+            },
+        );
         self.rejects.push(r)?;
         Ok(())
     }
@@ -468,6 +479,9 @@ pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates) -> Result<StageEnd, a
             .await?;
         all.append(&mut round_requests);
         derived = write_outputs(ctx, &all)?;
+        if result.waiting == 0 {
+            report_round(ctx, &derived, round);
+        }
         if result.waiting > 0 {
             ctx.printer.note(format!(
                 "author: round {round} waits for {} request(s); re-run `saseval-gen author` to continue",
@@ -508,7 +522,23 @@ fn write_outputs(ctx: &Ctx<'_>, requests: &[AuthorRequest]) -> Result<Derived, a
     candidates.commit()?;
     rejects.commit()?;
     super::write_usage(ctx, "author", derived.usage)?;
+    let summary = serde_json::json!({"rounds": derived.yields});
+    crate::fsio::write_atomic(
+        &ctx.out(AUTHOR_SUMMARY),
+        &serde_json::to_vec_pretty(&summary)?,
+    )?;
     Ok(derived)
+}
+
+/// Prints what `round` yielded per category and a hint for every category it left far short.
+fn report_round(ctx: &Ctx<'_>, derived: &Derived, round: u32) {
+    let Some(this) = derived.yields.iter().find(|y| y.round == round) else {
+        return;
+    };
+    ctx.printer.out(yields::render(this));
+    for hint in yields::hints(this) {
+        ctx.printer.out(hint);
+    }
 }
 
 fn summarize(ctx: &Ctx<'_>, derived: &Derived) {

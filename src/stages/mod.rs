@@ -19,6 +19,7 @@ pub enum StageEnd {
 
 /// Names of the side files in the out dir.
 pub const AUTHORED: &str = "authored.jsonl";
+pub const AUTHOR_SUMMARY: &str = "author_summary.json";
 pub const REJECTS: &str = "rejects.jsonl";
 pub const REPAIRED: &str = "repaired.jsonl";
 pub const REPAIR_REPORT: &str = "repair_report.jsonl";

@@ -22,7 +22,32 @@ use serde_json::{json, Value};
 /// the JSON is bare, fenced, preceded by a `<think>` block, or surrounded by prose.
 pub fn author_reply(category: &str, domain: &str, count: usize, seq: usize) -> String {
     let items: Vec<Value> = (0..count)
-        .map(|index| authored_item(category, domain, seq, index, count).to_value())
+        .map(|index| {
+            let item = authored_item(category, domain, seq, index, count);
+            restyled(category, item, &Surface::drawn(category, seq, index)).to_value()
+        })
+        .collect();
+    wrap(&json!({ "items": items }), seq)
+}
+
+/// Like `author_reply`, but every dialog uses the speaker labels `asker` and `answerer` (as a
+/// model does when its template names them), e.g. `("User:", "Assistant:")`.
+pub fn author_reply_with_labels(
+    category: &str,
+    domain: &str,
+    count: usize,
+    seq: usize,
+    labels: (&str, &str),
+) -> String {
+    let items: Vec<Value> = (0..count)
+        .map(|index| {
+            let item = authored_item(category, domain, seq, index, count);
+            let surface = Surface {
+                dialog: labels,
+                ..Surface::drawn(category, seq, index)
+            };
+            restyled(category, item, &surface).to_value()
+        })
         .collect();
     wrap(&json!({ "items": items }), seq)
 }
@@ -485,6 +510,150 @@ fn money_golds(cents: u64) -> Vec<String> {
     ];
     golds.dedup();
     golds
+}
+
+// =============================================================================================
+// Surface forms: real models write the same structure with other labels, headers, bullets and
+// question prefixes. Items are generated in one canonical layout and then rewritten into a form
+// drawn per request and item.
+// =============================================================================================
+
+/// Speaker labels, asker first, at the start of a dialog line.
+const DIALOG_LABELS: &[(&str, &str)] = &[
+    ("Customer:", "Agent:"),
+    ("User:", "Assistant:"),
+    ("Client:", "Support:"),
+    ("**Customer:**", "**Agent:**"),
+    ("Dana (customer):", "Raj (support):"),
+    ("[User]:", "[Agent]:"),
+    ("Caller:", "Rep:"),
+];
+
+/// What opens the final question paragraph.
+const QUESTION_PREFIXES: &[&str] = &["Question: ", "Q: ", "", "**Question:** ", "Query: "];
+
+/// The header over stored facts (none at all is one form).
+const MEMORY_HEADERS: &[&str] = &[
+    "Memory:\n",
+    "Stored facts:\n",
+    "## Account profile\n",
+    "[MEMORY]\n",
+    "Known about this account:\n",
+    "",
+];
+
+/// How a fact line opens; `None` numbers the lines `1.`, `2.`, ….
+const FACT_BULLETS: &[Option<&str>] = &[Some("- "), Some("* "), Some("• "), None, Some("")];
+
+/// How a snippet's label line is written, from its number and its title.
+const SNIPPET_STYLES: usize = 8;
+
+fn snippet_label(style: usize, number: usize, title: &str) -> String {
+    let letter = char::from(b'A' + (number as u8).saturating_sub(1) % 26);
+    match style % SNIPPET_STYLES {
+        0 => format!("[Doc {number}] {title}"),
+        1 => format!("[{number}] {title}"),
+        2 => format!("Source {letter} — {title}"),
+        3 => format!("Snippet {number}: {title}"),
+        4 => format!("Document {number} — {title}"),
+        5 => format!("## {title}"),
+        6 => format!("{number}. {title}"),
+        _ => format!("**{title}**"),
+    }
+}
+
+/// One drawn surface form.
+struct Surface<'a> {
+    dialog: (&'a str, &'a str),
+    question_prefix: &'a str,
+    memory_header: &'a str,
+    bullet: Option<&'a str>,
+    snippets: usize,
+    /// A blank line between snippets.
+    spaced: bool,
+}
+
+impl Surface<'static> {
+    fn drawn(category: &str, seq: usize, index: usize) -> Surface<'static> {
+        let mut pick = Pick::new(&["surface", category, &seq.to_string(), &index.to_string()]);
+        Surface {
+            dialog: pick.one(DIALOG_LABELS),
+            question_prefix: pick.one(QUESTION_PREFIXES),
+            memory_header: pick.one(MEMORY_HEADERS),
+            bullet: pick.one(FACT_BULLETS),
+            snippets: pick.below(SNIPPET_STYLES),
+            spaced: pick.below(2) == 0,
+        }
+    }
+}
+
+/// `item` rewritten into `surface`: same content, other labels, headers, bullets and prefixes.
+fn restyled(category: &str, mut item: Item, surface: &Surface<'_>) -> Item {
+    let prompt = &item.prompt;
+    item.prompt = match category {
+        "conversational" => prompt
+            .lines()
+            .map(|line| {
+                if let Some(text) = line.strip_prefix("Customer: ") {
+                    format!("{} {text}", surface.dialog.0)
+                } else if let Some(text) = line.strip_prefix("Agent: ") {
+                    format!("{} {text}", surface.dialog.1)
+                } else {
+                    line.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        "multi_document_qa" => {
+            let mut lines = Vec::new();
+            for line in prompt.lines() {
+                let labelled = line
+                    .strip_prefix("[Doc ")
+                    .and_then(|rest| rest.split_once("] "));
+                match labelled.and_then(|(n, title)| n.parse::<usize>().ok().map(|n| (n, title))) {
+                    Some((number, title)) => {
+                        if surface.spaced && number > 1 {
+                            lines.push(String::new());
+                        }
+                        lines.push(snippet_label(surface.snippets, number, title));
+                    }
+                    None => lines.push(line.to_string()),
+                }
+            }
+            with_question_prefix(&lines.join("\n"), surface)
+        }
+        "memory_recall" => {
+            let mut number = 0;
+            let lines: Vec<String> = prompt
+                .lines()
+                .map(|line| match line.strip_prefix("- ") {
+                    Some(fact) => {
+                        number += 1;
+                        match surface.bullet {
+                            Some(bullet) => format!("{bullet}{fact}"),
+                            None => format!("{number}. {fact}"),
+                        }
+                    }
+                    None => line.to_string(),
+                })
+                .collect();
+            let text = lines
+                .join("\n")
+                .replacen("Memory:\n", surface.memory_header, 1);
+            with_question_prefix(&text, surface)
+        }
+        "long_document_qa" => with_question_prefix(prompt, surface),
+        _ => return item,
+    };
+    item
+}
+
+fn with_question_prefix(prompt: &str, surface: &Surface<'_>) -> String {
+    prompt.replacen(
+        "\n\nQuestion: ",
+        &format!("\n\n{}", surface.question_prefix),
+        1,
+    )
 }
 
 // =============================================================================================
@@ -3352,7 +3521,56 @@ fn planted_items(category: &str, domain: &str, seq: usize) -> Vec<(Value, &'stat
             with(&|item| item.golds = vec![first_gold.clone(), "ISO 9001".to_string()]),
             "golds_distinct_facts",
         ),
+        (
+            with(&|item| item.prompt = "…".to_string()),
+            "placeholder_prompt",
+        ),
+        (
+            with(&|item| item.prompt = cut_mid_sentence(&item.prompt)),
+            "prompt_cut",
+        ),
+        (
+            with(&|item| item.golds = vec!["TBD".to_string()]),
+            "gold_placeholder",
+        ),
+        (
+            with(&|item| item.golds = vec!["N".to_string()]),
+            "gold_too_short",
+        ),
+        (
+            with(&|item| item.golds = vec![MACHINE_MADE_GOLD.to_string()]),
+            "gold_machine_made",
+        ),
     ];
+    if matches!(
+        category,
+        "long_document_qa" | "multi_document_qa" | "memory_recall" | "memory_update"
+    ) {
+        planted.push((
+            with(&|item| {
+                item.prompt.push_str(
+                    "\n\nThe figures above were last reviewed by the governance board in March.",
+                )
+            }),
+            "question_not_last",
+        ));
+    }
+    if matches!(
+        category,
+        "long_document_qa"
+            | "multi_document_qa"
+            | "conversational"
+            | "memory_recall"
+            | "memory_update"
+    ) {
+        planted.push((
+            with(&|item| {
+                let gold = item.golds.first().cloned().unwrap_or_default();
+                item.prompt.push_str(&format!(" Is it {gold}?"));
+            }),
+            "gold_in_question",
+        ));
+    }
     let mut more: Vec<(Value, &'static str)> = match category {
         "simple_factual" | "bloated_factual" | "reasoning" | "bloated_reasoning" => {
             vec![(
@@ -3384,7 +3602,13 @@ fn planted_items(category: &str, domain: &str, seq: usize) -> Vec<(Value, &'stat
                     "gold_not_in_context",
                 ),
                 (
-                    with(&|item| item.prompt = item.prompt.replace("\n\nQuestion: ", "\n\n")),
+                    with(&|item| {
+                        if let Some(at) = item.prompt.rfind("\n\nQuestion: ") {
+                            item.prompt.truncate(at);
+                            item.prompt
+                                .push_str("\n\nThese terms apply from the start of next quarter.");
+                        }
+                    }),
                     "no_question",
                 ),
             ]
@@ -3428,7 +3652,7 @@ fn planted_items(category: &str, domain: &str, seq: usize) -> Vec<(Value, &'stat
                 seq,
                 100,
                 PLANTED_SLOTS,
-                |pick, ctx| memory_recall_with(pick, ctx, 3),
+                |pick, ctx| memory_recall_with(pick, ctx, 2),
                 |_| true,
             );
             vec![
@@ -3521,6 +3745,16 @@ fn planted_items(category: &str, domain: &str, seq: usize) -> Vec<(Value, &'stat
     }
     planted.extend(more);
     planted
+}
+
+/// A gold such as a careless model invents: a URL under a placeholder host with a random token.
+const MACHINE_MADE_GOLD: &str = "https://example.com/port-5946wvmccsxpjyznyaamf3sb21rspd07c8hqwsti";
+
+/// The first 60% of the prompt's words, ending on a dangling "the", as a reply cut mid-sentence.
+fn cut_mid_sentence(prompt: &str) -> String {
+    let words: Vec<&str> = prompt.split(' ').collect();
+    let keep = (words.len() * 3 / 5).max(1);
+    format!("{} and the", words[..keep].join(" "))
 }
 
 /// A memory_update item whose stale value contains its gold: stale `300 days`, gold `30`.

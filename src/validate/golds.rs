@@ -1,0 +1,433 @@
+//! The rules for golds: each is a short, specific answer (never a placeholder, a lone letter or
+//! a machine-made token), all of them are variants of one answer, and a reasoning gold is one
+//! number. Each rule reads the gold the way the card's grader will.
+
+use super::text::word_count;
+use super::{reject, Reason, Rejection, Rules};
+use crate::grade::norm;
+use crate::record::Category;
+
+/// Applies the gold rules in `Reason::all()` order.
+pub fn check(category: Category, golds: &[String], rules: &Rules) -> Result<(), Rejection> {
+    if golds.is_empty() {
+        return reject(Reason::EmptyGolds, "`golds` is empty");
+    }
+    if let Some(blank) = golds.iter().find(|gold| norm(gold).trim().is_empty()) {
+        return reject(
+            Reason::GoldBlank,
+            format!("gold {blank:?} has no letter or digit"),
+        );
+    }
+    if let Some(placeholder) = golds.iter().find(|gold| is_placeholder(gold)) {
+        return reject(
+            Reason::GoldPlaceholder,
+            format!("gold {placeholder:?} is a placeholder, not an answer"),
+        );
+    }
+    if let Some(short) = golds.iter().find(|gold| is_too_short(gold)) {
+        return reject(
+            Reason::GoldTooShort,
+            format!(
+                "gold {short:?} grades as {:?}, which would match almost any answer",
+                norm(short).trim()
+            ),
+        );
+    }
+    if let Some((gold, why)) = golds
+        .iter()
+        .find_map(|gold| machine_made(gold).map(|why| (gold, why)))
+    {
+        return reject(
+            Reason::GoldMachineMade,
+            format!("gold {gold:?} looks machine-made: {why}"),
+        );
+    }
+    if let Some(long) = golds
+        .iter()
+        .find(|gold| word_count(gold) > rules.max_gold_words)
+    {
+        return reject(
+            Reason::GoldTooLong,
+            format!(
+                "gold {long:?} has {} words; at most {} allowed",
+                word_count(long),
+                rules.max_gold_words
+            ),
+        );
+    }
+    check_one_answer(golds)?;
+    if category.is_numeric() {
+        if let Some(gold) = golds.iter().find(|gold| numbers_in(gold).len() != 1) {
+            return reject(
+                Reason::GoldNotNumeric,
+                format!("gold {gold:?} must contain exactly one number"),
+            );
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Golds that are not answers.
+// ---------------------------------------------------------------------------------------------
+
+/// What careless models write where an answer should be, as the grader normalises it.
+const PLACEHOLDER_GOLDS: &[&str] = &[
+    "tbd",
+    "tba",
+    "todo",
+    "to do",
+    "n a",
+    "na",
+    "n a n a",
+    "unknown",
+    "not known",
+    "not applicable",
+    "not available",
+    "answer",
+    "the answer",
+    "your answer",
+    "see above",
+    "see below",
+    "see prompt",
+    "see the prompt",
+    "as above",
+    "same as above",
+    "placeholder",
+    "xxx",
+    "etc",
+    "lorem ipsum",
+];
+
+/// A placeholder: a known non-answer, or a whole gold in angle, square or curly brackets
+/// (`<answer>`, `[gold]`, `{value}`).
+fn is_placeholder(gold: &str) -> bool {
+    let normalised = norm(gold).split_whitespace().collect::<Vec<_>>().join(" ");
+    let trimmed = gold.trim();
+    let bracketed = [('<', '>'), ('[', ']'), ('{', '}')]
+        .iter()
+        .any(|(open, close)| trimmed.starts_with(*open) && trimmed.ends_with(*close));
+    bracketed || PLACEHOLDER_GOLDS.contains(&normalised.as_str())
+}
+
+/// After normalisation only single letters are left (`N/A` → `n a`, `C`): a substring that
+/// almost any answer contains. A number, even one digit, is specific enough to keep.
+fn is_too_short(gold: &str) -> bool {
+    let normalised = norm(gold);
+    let tokens: Vec<&str> = normalised.split_whitespace().collect();
+    let numeric = tokens.iter().any(|t| t.chars().all(|c| c.is_ascii_digit()));
+    !numeric && tokens.iter().all(|t| t.chars().count() < 2)
+}
+
+/// Shortest run of letters and digits that can be a random token.
+const RANDOM_TOKEN_MIN_CHARS: usize = 16;
+/// Letter↔digit switches within a run at which it reads as random rather than as a word or id.
+const RANDOM_TOKEN_MIN_SWITCHES: usize = 4;
+
+/// Host names reserved for examples and tests (RFC 2606, RFC 6761): a URL under one is a
+/// placeholder, not the address of anything.
+const PLACEHOLDER_HOSTS: &[&str] = &["example.com", "example.net", "example.org"];
+const PLACEHOLDER_TLDS: &[&str] = &["example", "test", "invalid", "localhost"];
+const PLACEHOLDER_HOST_WORDS: &[&str] = &["your", "placeholder", "dummy"];
+
+/// Why `gold` looks generated rather than written: a long random token, or a URL under a
+/// placeholder host.
+fn machine_made(gold: &str) -> Option<String> {
+    if let Some(host) = url_host(gold) {
+        let labels: Vec<&str> = host.split('.').collect();
+        let tld = labels.last().copied().unwrap_or_default();
+        let placeholder = PLACEHOLDER_HOSTS
+            .iter()
+            .any(|h| host == *h || host.ends_with(&format!(".{h}")))
+            || PLACEHOLDER_TLDS.contains(&tld)
+            || labels
+                .first()
+                .is_some_and(|first| PLACEHOLDER_HOST_WORDS.iter().any(|w| first.starts_with(w)));
+        if placeholder {
+            return Some(format!("a URL under the placeholder host {host}"));
+        }
+    }
+    gold.split(|c: char| !c.is_ascii_alphanumeric())
+        .find(|run| is_random_token(run))
+        .map(|run| format!("the {}-character token {run:?} reads as random", run.len()))
+}
+
+fn url_host(gold: &str) -> Option<String> {
+    let lower = gold.trim().to_ascii_lowercase();
+    let after_scheme = lower.split_once("://").map(|(_, rest)| rest)?;
+    let authority = after_scheme.split(['/', '?', '#']).next()?;
+    let host = authority.rsplit('@').next()?.split(':').next()?;
+    (!host.is_empty()).then(|| host.to_string())
+}
+
+fn is_random_token(run: &str) -> bool {
+    let has_letter = run.chars().any(|c| c.is_ascii_alphabetic());
+    let has_digit = run.chars().any(|c| c.is_ascii_digit());
+    let switches = run
+        .as_bytes()
+        .windows(2)
+        .filter(|pair| pair[0].is_ascii_digit() != pair[1].is_ascii_digit())
+        .count();
+    run.len() >= RANDOM_TOKEN_MIN_CHARS
+        && has_letter
+        && has_digit
+        && switches >= RANDOM_TOKEN_MIN_SWITCHES
+}
+
+// ---------------------------------------------------------------------------------------------
+// Golds are variants of one answer.
+//
+// Heuristic: every gold must agree with the first gold. Two golds agree when
+// - both contain numbers: their sets of numeric values are equal (`$1,250` = `1250 USD`,
+//   `1.2M` = `1,200,000`, `v1.25` = `kubernetes 1.25`; a dotted version `2.3.1` is compared as
+//   text), and they do not name different time units (`4 hours` ≠ `4 days`);
+// - otherwise: one's compact form (lower-case letters and digits only) contains the other's
+//   (`Postgres` ⊂ `PostgreSQL`, `us-east-1` = `us east 1`), or they share a content word of
+//   three or more letters that is not a stop word or a generic unit/noun (`region`, `days`…).
+// So `["SOC 2","ISO 27001"]`, `["3 days","5 days"]` and `["PCI DSS","SOC 2"]` fail. It cannot
+// see that `429` and `Too Many Requests` are one answer (rejected), nor that `east region` and
+// `west region` are two (accepted only if they share a non-generic word; `region` is generic).
+// ---------------------------------------------------------------------------------------------
+
+/// Words too common to show that two golds name the same thing (whitespace-separated).
+const GENERIC_WORDS: &[&str] = &[
+    "the",
+    "and",
+    "for",
+    "with",
+    "per",
+    "from",
+    "into",
+    "that",
+    "this",
+    "not",
+    "all",
+    "any",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "version",
+    "days",
+    "day",
+    "hours",
+    "hour",
+    "minutes",
+    "minute",
+    "seconds",
+    "second",
+    "weeks",
+    "week",
+    "months",
+    "month",
+    "years",
+    "year",
+    "percent",
+    "usd",
+    "eur",
+    "gbp",
+    "dollars",
+    "instances",
+    "nodes",
+    "pods",
+    "servers",
+    "users",
+    "seats",
+    "requests",
+    "region",
+    "zone",
+    "team",
+    "plan",
+    "tier",
+    "level",
+    "type",
+    "mode",
+    "code",
+    "status",
+    "error",
+    "http",
+    "port",
+    "file",
+    "key",
+    "value",
+    "name",
+    "service",
+    "account",
+    "policy",
+    "total",
+    "new",
+    "old",
+    "current",
+    "latest",
+];
+
+#[derive(Debug, Clone, PartialEq)]
+enum NumberKey {
+    Value(f64),
+    /// A dotted version such as `2.3.1`, or digits with irregular commas.
+    Text(String),
+}
+
+impl NumberKey {
+    fn same(&self, other: &NumberKey) -> bool {
+        match (self, other) {
+            (NumberKey::Value(a), NumberKey::Value(b)) => {
+                (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+            }
+            (NumberKey::Text(a), NumberKey::Text(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+struct GoldShape {
+    numbers: Vec<NumberKey>,
+    time_unit: Option<&'static str>,
+    compact: String,
+    words: Vec<String>,
+}
+
+impl GoldShape {
+    fn of(gold: &str) -> GoldShape {
+        let normalised = norm(gold);
+        GoldShape {
+            numbers: numbers_in(gold),
+            time_unit: normalised.split_whitespace().find_map(time_unit),
+            compact: normalised.chars().filter(|c| *c != ' ').collect(),
+            words: normalised
+                .split_whitespace()
+                .filter(|word| {
+                    word.len() >= 3
+                        && word.chars().all(|c| c.is_ascii_lowercase())
+                        && !GENERIC_WORDS.contains(word)
+                })
+                .map(str::to_owned)
+                .collect(),
+        }
+    }
+
+    fn same_answer(&self, other: &GoldShape) -> bool {
+        if !self.numbers.is_empty() && !other.numbers.is_empty() {
+            let units_agree = match (self.time_unit, other.time_unit) {
+                (Some(a), Some(b)) => a == b,
+                _ => true,
+            };
+            return units_agree
+                && covers(&self.numbers, &other.numbers)
+                && covers(&other.numbers, &self.numbers);
+        }
+        self.compact.contains(&other.compact)
+            || other.compact.contains(&self.compact)
+            || self.words.iter().any(|word| other.words.contains(word))
+    }
+}
+
+fn covers(these: &[NumberKey], those: &[NumberKey]) -> bool {
+    those
+        .iter()
+        .all(|number| these.iter().any(|mine| mine.same(number)))
+}
+
+fn time_unit(word: &str) -> Option<&'static str> {
+    Some(match word {
+        "ms" | "millisecond" | "milliseconds" => "millisecond",
+        "s" | "sec" | "secs" | "second" | "seconds" => "second",
+        "min" | "mins" | "minute" | "minutes" => "minute",
+        "h" | "hr" | "hrs" | "hour" | "hours" => "hour",
+        "day" | "days" => "day",
+        "week" | "weeks" => "week",
+        "month" | "months" => "month",
+        "yr" | "yrs" | "year" | "years" => "year",
+        _ => return None,
+    })
+}
+
+fn check_one_answer(golds: &[String]) -> Result<(), Rejection> {
+    let Some((first, rest)) = golds.split_first() else {
+        return Ok(());
+    };
+    let first_shape = GoldShape::of(first);
+    match rest
+        .iter()
+        .find(|gold| !first_shape.same_answer(&GoldShape::of(gold)))
+    {
+        Some(other) => reject(
+            Reason::GoldsDistinctFacts,
+            format!("gold {other:?} is not a variant of the first gold {first:?}"),
+        ),
+        None => Ok(()),
+    }
+}
+
+/// The numbers written in `text`: digit runs with `,` thousands separators and `.` decimals,
+/// scaled by a following `k`/`K`, `M`, `B`/`bn`, `thousand`, `million` or `billion`.
+fn numbers_in(text: &str) -> Vec<NumberKey> {
+    let chars: Vec<char> = text.chars().collect();
+    let digit_at = |at: usize| chars.get(at).is_some_and(char::is_ascii_digit);
+    let mut numbers = Vec::new();
+    let mut at = 0;
+    while at < chars.len() {
+        if !digit_at(at) {
+            at += 1;
+            continue;
+        }
+        let start = at;
+        while digit_at(at)
+            || (chars.get(at).is_some_and(|c| *c == ',' || *c == '.') && digit_at(at + 1))
+        {
+            at += 1;
+        }
+        let raw: String = chars.get(start..at).unwrap_or_default().iter().collect();
+        let rest: String = chars.get(at..).unwrap_or_default().iter().collect();
+        numbers.push(number_key(&raw, magnitude(&rest)));
+    }
+    numbers
+}
+
+fn number_key(raw: &str, scale: f64) -> NumberKey {
+    let plain = if thousands_grouped(raw) {
+        raw.replace(',', "")
+    } else {
+        raw.to_string()
+    };
+    match plain.parse::<f64>() {
+        Ok(value) if !plain.contains(',') => NumberKey::Value(value * scale),
+        _ => NumberKey::Text(plain),
+    }
+}
+
+/// `1,250` and `12,345,678.9`: one to three digits, then groups of exactly three.
+fn thousands_grouped(raw: &str) -> bool {
+    let integer = raw.split('.').next().unwrap_or_default();
+    let mut groups = integer.split(',');
+    let head_ok = groups
+        .next()
+        .is_some_and(|head| (1..=3).contains(&head.len()));
+    head_ok && raw.contains(',') && groups.all(|group| group.len() == 3)
+}
+
+fn magnitude(after_number: &str) -> f64 {
+    let word: String = after_number
+        .trim_start_matches(' ')
+        .chars()
+        .take_while(char::is_ascii_alphabetic)
+        .collect();
+    let attached = !after_number.starts_with(' ');
+    match word.as_str() {
+        "k" | "K" if attached => 1e3,
+        "M" if attached => 1e6,
+        "B" | "bn" if attached => 1e9,
+        _ => match word.to_ascii_lowercase().as_str() {
+            "thousand" => 1e3,
+            "million" => 1e6,
+            "billion" => 1e9,
+            _ => 1.0,
+        },
+    }
+}

@@ -1,0 +1,208 @@
+//! Every rule an authored item can fail, with its stable code (written to `rejects.jsonl`) and
+//! its one-line meaning (the README's reject table is checked against it), and the rejection
+//! that names the code and the offending value.
+
+use thiserror::Error;
+
+/// Why an item was dropped: a stable reason and a human detail naming the offending value.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{}: {detail}", reason.code())]
+pub struct Rejection {
+    pub reason: Reason,
+    pub detail: String,
+}
+
+pub(super) fn reject<T>(reason: Reason, detail: impl Into<String>) -> Result<T, Rejection> {
+    Err(Rejection {
+        reason,
+        detail: detail.into(),
+    })
+}
+
+/// Every rule an item can fail, in the order `fields_from_value`, `check_item` and
+/// `check_bloated` apply them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Reason {
+    MissingField,
+    WrongType,
+    EmptyPrompt,
+    PlaceholderPrompt,
+    PromptTooShort,
+    PromptCut,
+    NoQuestion,
+    EmptyGolds,
+    GoldBlank,
+    GoldPlaceholder,
+    GoldTooShort,
+    GoldMachineMade,
+    GoldTooLong,
+    GoldsDistinctFacts,
+    GoldNotNumeric,
+    QuestionNotLast,
+    DocLength,
+    SnippetCount,
+    SnippetLabels,
+    TurnStructure,
+    MemoryBlock,
+    GoldInPrompt,
+    GoldNotInContext,
+    GoldInQuestion,
+    MissingDurable,
+    DurableNotGold,
+    MissingStale,
+    StaleNotInPrompt,
+    StaleGradedCorrect,
+    NotBloated,
+}
+
+impl Reason {
+    pub fn all() -> &'static [Reason] {
+        &[
+            Reason::MissingField,
+            Reason::WrongType,
+            Reason::EmptyPrompt,
+            Reason::PlaceholderPrompt,
+            Reason::PromptTooShort,
+            Reason::PromptCut,
+            Reason::NoQuestion,
+            Reason::EmptyGolds,
+            Reason::GoldBlank,
+            Reason::GoldPlaceholder,
+            Reason::GoldTooShort,
+            Reason::GoldMachineMade,
+            Reason::GoldTooLong,
+            Reason::GoldsDistinctFacts,
+            Reason::GoldNotNumeric,
+            Reason::QuestionNotLast,
+            Reason::DocLength,
+            Reason::SnippetCount,
+            Reason::SnippetLabels,
+            Reason::TurnStructure,
+            Reason::MemoryBlock,
+            Reason::GoldInPrompt,
+            Reason::GoldNotInContext,
+            Reason::GoldInQuestion,
+            Reason::MissingDurable,
+            Reason::DurableNotGold,
+            Reason::MissingStale,
+            Reason::StaleNotInPrompt,
+            Reason::StaleGradedCorrect,
+            Reason::NotBloated,
+        ]
+    }
+
+    pub fn code(&self) -> &'static str {
+        match self {
+            Reason::MissingField => "missing_field",
+            Reason::WrongType => "wrong_type",
+            Reason::EmptyPrompt => "empty_prompt",
+            Reason::PlaceholderPrompt => "placeholder_prompt",
+            Reason::PromptTooShort => "prompt_too_short",
+            Reason::PromptCut => "prompt_cut",
+            Reason::EmptyGolds => "empty_golds",
+            Reason::GoldBlank => "gold_blank",
+            Reason::GoldPlaceholder => "gold_placeholder",
+            Reason::GoldTooShort => "gold_too_short",
+            Reason::GoldMachineMade => "gold_machine_made",
+            Reason::GoldTooLong => "gold_too_long",
+            Reason::GoldsDistinctFacts => "golds_distinct_facts",
+            Reason::GoldNotNumeric => "gold_not_numeric",
+            Reason::NoQuestion => "no_question",
+            Reason::QuestionNotLast => "question_not_last",
+            Reason::DocLength => "doc_length",
+            Reason::SnippetCount => "snippet_count",
+            Reason::SnippetLabels => "snippet_labels",
+            Reason::TurnStructure => "turn_structure",
+            Reason::MemoryBlock => "memory_block",
+            Reason::GoldInPrompt => "gold_in_prompt",
+            Reason::GoldNotInContext => "gold_not_in_context",
+            Reason::GoldInQuestion => "gold_in_question",
+            Reason::MissingDurable => "missing_durable",
+            Reason::DurableNotGold => "durable_not_gold",
+            Reason::MissingStale => "missing_stale",
+            Reason::StaleNotInPrompt => "stale_not_in_prompt",
+            Reason::StaleGradedCorrect => "stale_graded_correct",
+            Reason::NotBloated => "not_bloated",
+        }
+    }
+
+    /// One line for the README's table of reject reasons.
+    pub fn meaning(&self) -> &'static str {
+        match self {
+            Reason::MissingField => "the item lacks `prompt` or `golds`",
+            Reason::WrongType => {
+                "the item is not an object, or a field is not a string / array of strings"
+            }
+            Reason::EmptyPrompt => "the prompt is blank",
+            Reason::PlaceholderPrompt => {
+                "the prompt is a placeholder: no letter or digit (`…`), one bracketed slot \
+                 (`[prompt]`, `<your question here>`), a lone label (`Question:`), lorem ipsum \
+                 or an unfilled `{{…}}` slot"
+            }
+            Reason::PromptTooShort => {
+                "the prompt has fewer words than its category's `min_prompt_words`"
+            }
+            Reason::PromptCut => {
+                "the prompt is cut off mid-sentence: a bracket or code fence left open or closed \
+                 wrongly, or it ends on a dangling word, comma or ellipsis"
+            }
+            Reason::EmptyGolds => "`golds` is an empty list",
+            Reason::GoldBlank => "a gold has no letter or digit, so it would match any answer",
+            Reason::GoldPlaceholder => {
+                "a gold is a placeholder (`TBD`, `N/A`, `unknown`, `see above`, `<answer>`)"
+            }
+            Reason::GoldTooShort => {
+                "a gold normalises to single letters (`n a`, `c`), which almost any answer contains; \
+                 numbers are exempt"
+            }
+            Reason::GoldMachineMade => {
+                "a gold looks machine-made: a long random token, or a URL under a placeholder \
+                 host (`example.com`, `.test`, `.invalid`)"
+            }
+            Reason::GoldTooLong => "a gold has more words than `author.max_gold_words`",
+            Reason::GoldsDistinctFacts => {
+                "the golds are several distinct facts, not variants of one answer"
+            }
+            Reason::GoldNotNumeric => "a reasoning gold is not exactly one number",
+            Reason::NoQuestion => {
+                "the prompt asks nothing: no sentence ends with `?` (or opens with a question \
+                 word), and, where the category allows one, no instruction"
+            }
+            Reason::QuestionNotLast => {
+                "the question is not last, where the category puts it (document, snippets, dialog, \
+                 memory)"
+            }
+            Reason::DocLength => "the document before the question is outside the allowed word range",
+            Reason::SnippetCount => {
+                "not the allowed number of snippets under one recurring label shape (`[Doc 1]`, \
+                 `Source A:`, `## Title`, `1.` …)"
+            }
+            Reason::SnippetLabels => {
+                "the snippets' ordinals do not run in order, only some carry one, or a snippet \
+                 has no body"
+            }
+            Reason::TurnStructure => {
+                "the dialog is not between exactly two labelled speakers, or the asking side (the \
+                 last speaker) has not the allowed number of turns, or it does not end on the asker's \
+                 question"
+            }
+            Reason::MemoryBlock => {
+                "not the allowed number of stored facts (lines of a facts block, or sentences) \
+                 before the question"
+            }
+            Reason::GoldInPrompt => "a gold is graded present in the prompt itself",
+            Reason::GoldNotInContext => {
+                "no gold is graded present in the item's document, snippets, earlier turns or facts"
+            }
+            Reason::GoldInQuestion => "a gold is graded present in the question itself",
+            Reason::MissingDurable => "a memory item has no (or a blank) `durable` value",
+            Reason::DurableNotGold => "no `durable` value is graded correct by the golds",
+            Reason::MissingStale => "a memory_update item has no (or a blank) `stale` value",
+            Reason::StaleNotInPrompt => "a `stale` value does not appear before the question",
+            Reason::StaleGradedCorrect => {
+                "a `stale` value is graded correct by the golds, so repeating it would pass"
+            }
+            Reason::NotBloated => "a bloated prompt is too short compared to its plain twin",
+        }
+    }
+}

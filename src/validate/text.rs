@@ -1,0 +1,255 @@
+//! The text units every structure rule reads: lines with their byte offsets, sentence-like units,
+//! short line labels (`Customer:`, `**Q:**`, `Dana (support):`) and words. Structures are
+//! recognised from these shapes, never from a fixed spelling, so one definition serves them all.
+
+/// One line of a text, without its line break, and where it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Line<'t> {
+    pub start: usize,
+    pub text: &'t str,
+}
+
+/// Every line of `text`, with lines inside ``` code fences marked so structure rules can skip
+/// them (a config file inside a prompt is not a speaker turn or a snippet label).
+pub fn lines(text: &str) -> Vec<(Line<'_>, bool)> {
+    let mut out = Vec::new();
+    let mut offset = 0;
+    let mut in_fence = false;
+    for raw in text.split_inclusive('\n') {
+        let body = raw.strip_suffix('\n').unwrap_or(raw);
+        let body = body.strip_suffix('\r').unwrap_or(body);
+        let fence = body.trim_start().starts_with("```");
+        out.push((
+            Line {
+                start: offset,
+                text: body,
+            },
+            in_fence || fence,
+        ));
+        if fence {
+            in_fence = !in_fence;
+        }
+        offset += raw.len();
+    }
+    out
+}
+
+/// Number of whitespace-separated words.
+pub fn word_count(text: &str) -> usize {
+    text.split_whitespace().count()
+}
+
+/// A sentence-like unit: a piece of one line that ends at `.`, `?` or `!` followed by a space,
+/// or at the end of the line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unit<'t> {
+    pub start: usize,
+    pub text: &'t str,
+}
+
+/// The non-blank units of `text` in order, outside code fences.
+pub fn units(text: &str) -> Vec<Unit<'_>> {
+    let mut out = Vec::new();
+    for (line, fenced) in lines(text) {
+        if fenced {
+            continue;
+        }
+        let bytes = line.text.as_bytes();
+        let mut from = 0;
+        for (at, byte) in bytes.iter().enumerate() {
+            let ends = matches!(byte, b'.' | b'?' | b'!')
+                && bytes.get(at + 1).is_some_and(u8::is_ascii_whitespace);
+            if ends {
+                push_unit(&mut out, line, from, at + 1);
+                from = at + 1;
+            }
+        }
+        push_unit(&mut out, line, from, bytes.len());
+    }
+    out
+}
+
+fn push_unit<'t>(out: &mut Vec<Unit<'t>>, line: Line<'t>, from: usize, to: usize) {
+    let Some(piece) = line.text.get(from..to) else {
+        return;
+    };
+    let trimmed_start = piece.len() - piece.trim_start().len();
+    let text = piece.trim();
+    if !text.is_empty() {
+        out.push(Unit {
+            start: line.start + from + trimmed_start,
+            text,
+        });
+    }
+}
+
+/// Most words a line label may have (`Customer success manager:` has three).
+const LABEL_MAX_WORDS: usize = 4;
+/// Most characters a line label may have.
+const LABEL_MAX_CHARS: usize = 40;
+
+/// A short label at the start of a line, followed by a colon: `Customer:`, `**Agent:**`,
+/// `**Agent**:`, `[User]:`, `> Dana (support):`, `Q:`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Label {
+    /// The label as a speaker or role is compared: lower-case, formatting removed, spaces single.
+    pub key: String,
+    /// The label as written, without formatting.
+    pub shown: String,
+    /// Byte offset in the line where the text after the colon starts.
+    pub rest: usize,
+    /// The label starts with a capital letter or is set off by formatting: the shape of a
+    /// speaker or a role, not of a `key: value` setting.
+    pub capitalised: bool,
+}
+
+/// The label at the start of `line`, if it has one.
+pub fn line_label(line: &str) -> Option<Label> {
+    let lead = line.len() - line.trim_start_matches([' ', '\t', '>']).len();
+    let mut at = lead;
+    let mut formatted = false;
+    for marker in ["**", "__", "*", "_", "["] {
+        if line.get(at..).is_some_and(|rest| rest.starts_with(marker)) {
+            at += marker.len();
+            formatted = true;
+            break;
+        }
+    }
+    let colon = at + line.get(at..)?.find(':')?;
+    let raw = line.get(at..colon)?;
+    let label = raw.trim_end_matches(['*', '_', ']']).trim();
+    let after = line.get(colon + 1..)?;
+    let after_markers = after.trim_start_matches(['*', '_', ']']);
+    let rest = colon + 1 + (after.len() - after_markers.len());
+    let plausible = !label.is_empty()
+        && label.len() <= LABEL_MAX_CHARS
+        && word_count(label) <= LABEL_MAX_WORDS
+        && label.chars().next().is_some_and(char::is_alphabetic)
+        && !label.contains(['.', '?', '!', ',', ';', '"', '`', '*', '[', ']', '{', '}'])
+        && after_markers
+            .chars()
+            .next()
+            .is_none_or(|c| c.is_whitespace());
+    if !plausible {
+        return None;
+    }
+    Some(Label {
+        key: label
+            .to_lowercase()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" "),
+        shown: label.to_string(),
+        rest,
+        capitalised: formatted || label.chars().next().is_some_and(char::is_uppercase),
+    })
+}
+
+/// A line that only announces what follows: a lone label (`Question:`), a markdown heading or a
+/// bold title line with nothing else on it.
+pub fn is_header_line(line: &str) -> bool {
+    let text = line.trim();
+    if text.is_empty() {
+        return false;
+    }
+    if text.starts_with('#') {
+        return true;
+    }
+    if let Some(label) = line_label(text) {
+        if text
+            .get(label.rest..)
+            .is_some_and(|rest| rest.trim().is_empty())
+        {
+            return true;
+        }
+    }
+    let bold = text.strip_prefix("**").and_then(|t| t.strip_suffix("**"));
+    bold.is_some_and(|inner| !inner.contains("**") && word_count(inner) <= 8)
+        || (text.ends_with(':') && word_count(text) <= 8)
+}
+
+/// `text` without markdown emphasis around it and without closing quotes or brackets after it.
+pub fn unwrapped(text: &str) -> &str {
+    text.trim()
+        .trim_start_matches(['*', '_', '"', '\'', '“', '‘', '(', '>'])
+        .trim_end_matches(['*', '_', '"', '\'', '”', '’', ')'])
+        .trim()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_carry_offsets_and_fences() {
+        let text = "a\n```\nx: 1\n```\nb";
+        let found = lines(text);
+        let shown: Vec<(&str, usize, bool)> =
+            found.iter().map(|(l, f)| (l.text, l.start, *f)).collect();
+        assert_eq!(
+            shown,
+            [
+                ("a", 0, false),
+                ("```", 2, true),
+                ("x: 1", 6, true),
+                ("```", 11, true),
+                ("b", 15, false)
+            ]
+        );
+    }
+
+    #[test]
+    fn units_split_at_sentence_ends_and_lines_but_not_inside_numbers() {
+        let text = "Version 1.25 is out. Is it? Yes!\nNext line";
+        let found: Vec<&str> = units(text).iter().map(|u| u.text).collect();
+        assert_eq!(
+            found,
+            ["Version 1.25 is out.", "Is it?", "Yes!", "Next line"]
+        );
+        let second = units(text)[1];
+        assert_eq!(
+            &text[second.start..second.start + second.text.len()],
+            "Is it?"
+        );
+    }
+
+    #[test]
+    fn labels_are_short_and_followed_by_a_colon() {
+        let cases = [
+            ("Customer: hi", Some(("customer", "hi"))),
+            ("**Agent:** hello", Some(("agent", "hello"))),
+            ("**Agent**: hello", Some(("agent", "hello"))),
+            ("[User]: hey", Some(("user", "hey"))),
+            ("> Dana (support): yes", Some(("dana (support)", "yes"))),
+            ("Q: why?", Some(("q", "why?"))),
+            ("Question:", Some(("question", ""))),
+            ("https://example.com", None),
+            ("10:30 is the time", None),
+            ("The time is 10:30.", None),
+            ("A long sentence that is not a label at all: value", None),
+            ("Note, however: this", None),
+        ];
+        for (line, expected) in cases {
+            let got = line_label(line).map(|l| (l.key.clone(), line[l.rest..].trim().to_string()));
+            let expected = expected.map(|(k, r)| (k.to_string(), r.to_string()));
+            assert_eq!(got, expected, "{line}");
+        }
+        assert!(line_label("Agent: x").unwrap().capitalised);
+        assert!(!line_label("region: eu-west-1").unwrap().capitalised);
+    }
+
+    #[test]
+    fn header_lines_announce_without_content() {
+        for header in [
+            "Question:",
+            "## Snippets",
+            "**Account memory**",
+            "Stored facts:",
+        ] {
+            assert!(is_header_line(header), "{header}");
+        }
+        for line in ["Customer: hi", "The plan is Enterprise.", ""] {
+            assert!(!is_header_line(line), "{line}");
+        }
+    }
+}
