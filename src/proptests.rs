@@ -1,5 +1,5 @@
 //! Property tests (proptest) for the parsers that read untrusted text: model replies, numeric
-//! answers, verifier expressions and item fields. Failures proptest finds are kept as a
+//! answers, verifier expressions, item fields and item structure. Failures proptest finds are kept as a
 //! regression corpus in `proptest-regressions/` and replayed first on every run.
 
 use crate::record::Category;
@@ -80,6 +80,27 @@ proptest! {
         if let Ok(fields) = validate::fields_from_value(category, &value) {
             let _ = validate::check_item(category, &fields, &validate::Rules::default());
         }
+    }
+
+    #[test]
+    fn structure_recognition_never_panics_on_structure_shaped_text(
+        pieces in prop::collection::vec(prop::sample::select(vec![
+            "Customer: ", "**Agent:** ", "[User]: ", "Q: ", "Question:", "\n", "\n\n", "[Doc 1] ",
+            "Source A (wiki): ", "## ", "1. ", "- ", "• ", "```", "(", ")", "]", "{", "?", "…",
+            "What is it", "Name the vendor.", "key: value", "é", "\t", " ", "Doc 7", "**",
+        ]), 0..40),
+        category in 0usize..10,
+    ) {
+        let category = Category::ALL[category];
+        let prompt: String = pieces.concat();
+        let _ = validate::structure(category, &prompt, &validate::Rules::default());
+        let fields = validate::ItemFields {
+            prompt,
+            golds: vec!["400 days".into()],
+            durable: Some(vec!["400 days".into()]),
+            stale: Some(Vec::new()),
+        };
+        let _ = validate::check_item(category, &fields, &validate::Rules::default());
     }
 
     #[test]

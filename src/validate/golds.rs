@@ -1,8 +1,8 @@
-//! The rules for golds: each is a short, specific answer (never a placeholder, a lone letter or
-//! a machine-made token), all of them are variants of one answer, and a reasoning gold is one
+//! The rules for golds: each is a short, specific answer (never a placeholder, a lone letter, a
+//! machine-made token or reply debris), all of them are variants of one answer, and a reasoning gold is one
 //! number. Each rule reads the gold the way the card's grader will.
 
-use super::text::word_count;
+use super::text::{unbalanced, word_count};
 use super::{reject, Reason, Rejection, Rules};
 use crate::grade::norm;
 use crate::record::Category;
@@ -130,9 +130,13 @@ const PLACEHOLDER_HOSTS: &[&str] = &["example.com", "example.net", "example.org"
 const PLACEHOLDER_TLDS: &[&str] = &["example", "test", "invalid", "localhost"];
 const PLACEHOLDER_HOST_WORDS: &[&str] = &["your", "placeholder", "dummy"];
 
-/// Why `gold` looks generated rather than written: a long random token, or a URL under a
-/// placeholder host.
+/// Why `gold` looks generated rather than written: a long random token, a URL under a
+/// placeholder host, or debris of the reply's JSON (a bracket that never closes or closes
+/// nothing).
 fn machine_made(gold: &str) -> Option<String> {
+    if let Some(problem) = unbalanced(gold) {
+        return Some(format!("reply debris: {problem}"));
+    }
     if let Some(host) = url_host(gold) {
         let labels: Vec<&str> = host.split('.').collect();
         let tld = labels.last().copied().unwrap_or_default();

@@ -3,7 +3,7 @@
 //! length, and a prompt cut off mid-sentence (unbalanced brackets or code fences, a dangling
 //! word or comma, a trailing ellipsis).
 
-use super::text::{line_label, word_count};
+use super::text::{line_label, unbalanced, word_count};
 use super::{reject, Reason, Rejection};
 use crate::grade::norm;
 
@@ -143,48 +143,6 @@ pub fn check_complete(prompt: &str) -> Result<(), Rejection> {
         ),
         None => Ok(()),
     }
-}
-
-/// The first bracket or code fence that does not close, or closes the wrong opener.
-fn unbalanced(text: &str) -> Option<String> {
-    if text.matches("```").count() % 2 == 1 {
-        return Some("a ``` code fence is never closed".into());
-    }
-    let mut open: Vec<char> = Vec::new();
-    let mut in_code = false;
-    let mut previous = ' ';
-    let mut token_len = 0usize;
-    for c in text.chars() {
-        if c == '`' {
-            in_code = !in_code;
-        }
-        if !in_code {
-            match c {
-                '(' | '[' | '{' => open.push(c),
-                ')' | ']' | '}' => {
-                    let wanted = match c {
-                        ')' => '(',
-                        ']' => '[',
-                        _ => '{',
-                    };
-                    if open.last() == Some(&wanted) {
-                        open.pop();
-                    } else {
-                        let list_marker = c == ')' && (1..=2).contains(&token_len);
-                        let emoticon = c == ')' && matches!(previous, ':' | ';');
-                        if !(list_marker || emoticon) {
-                            return Some(format!("{c:?} closes nothing that is open"));
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-        token_len = if c.is_whitespace() { 0 } else { token_len + 1 };
-        previous = c;
-    }
-    open.last()
-        .map(|c| format!("{c:?} is opened and never closed"))
 }
 
 fn excerpt(text: &str) -> String {

@@ -156,8 +156,9 @@ impl Reason {
                  numbers are exempt"
             }
             Reason::GoldMachineMade => {
-                "a gold looks machine-made: a long random token, or a URL under a placeholder \
-                 host (`example.com`, `.test`, `.invalid`)"
+                "a gold looks machine-made: a long random token, a URL under a placeholder host \
+                 (`example.com`, `.test`, `.invalid`), or reply debris (a bracket left open or \
+                 closing nothing)"
             }
             Reason::GoldTooLong => "a gold has more words than `author.max_gold_words`",
             Reason::GoldsDistinctFacts => {

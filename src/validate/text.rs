@@ -1,5 +1,5 @@
 //! The text units every structure rule reads: lines with their byte offsets, sentence-like units,
-//! short line labels (`Customer:`, `**Q:**`, `Dana (support):`) and words. Structures are
+//! short line labels (`Customer:`, `**Q:**`, `Dana (support):`), words, and bracket balance. Structures are
 //! recognised from these shapes, never from a fixed spelling, so one definition serves them all.
 
 /// One line of a text, without its line break, and where it starts.
@@ -174,6 +174,48 @@ pub fn unwrapped(text: &str) -> &str {
         .trim_start_matches(['*', '_', '"', '\'', '“', '‘', '(', '>'])
         .trim_end_matches(['*', '_', '"', '\'', '”', '’', ')'])
         .trim()
+}
+
+/// The first bracket or code fence that does not close, or closes the wrong opener.
+pub fn unbalanced(text: &str) -> Option<String> {
+    if text.matches("```").count() % 2 == 1 {
+        return Some("a ``` code fence is never closed".into());
+    }
+    let mut open: Vec<char> = Vec::new();
+    let mut in_code = false;
+    let mut previous = ' ';
+    let mut token_len = 0usize;
+    for c in text.chars() {
+        if c == '`' {
+            in_code = !in_code;
+        }
+        if !in_code {
+            match c {
+                '(' | '[' | '{' => open.push(c),
+                ')' | ']' | '}' => {
+                    let wanted = match c {
+                        ')' => '(',
+                        ']' => '[',
+                        _ => '{',
+                    };
+                    if open.last() == Some(&wanted) {
+                        open.pop();
+                    } else {
+                        let list_marker = c == ')' && (1..=2).contains(&token_len);
+                        let emoticon = c == ')' && matches!(previous, ':' | ';');
+                        if !(list_marker || emoticon) {
+                            return Some(format!("{c:?} closes nothing that is open"));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        token_len = if c.is_whitespace() { 0 } else { token_len + 1 };
+        previous = c;
+    }
+    open.last()
+        .map(|c| format!("{c:?} is opened and never closed"))
 }
 
 #[cfg(test)]
