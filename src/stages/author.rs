@@ -622,6 +622,35 @@ mod tests {
     use super::*;
 
     #[test]
+    fn json_schema_requests_carry_the_validation_rules_and_strict_only_on_request() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let load = |strict: bool| {
+            let sets = [
+                "author.response_format=\"json_schema\"".to_string(),
+                format!("author.strict_schema={strict}"),
+                "categories.conversational.min_prompt_words=33".to_string(),
+            ];
+            Config::load(&root.join("pipeline.toml"), &sets).unwrap()
+        };
+        let templates = Templates::load(&root.join("prompts")).unwrap();
+        for strict in [false, true] {
+            let config = load(strict);
+            let requests = plan_round0(&config, &templates);
+            let dialog = requests
+                .iter()
+                .find(|r| r.category == Category::Conversational)
+                .unwrap();
+            let spec = &dialog.request.body()["response_format"]["json_schema"];
+            assert_eq!(
+                spec["schema"],
+                validate::reply_schema(Category::Conversational, &rules(&config))
+            );
+            assert!(spec["schema"].to_string().contains("{132,}"), "{spec}");
+            assert_eq!(spec.get("strict"), strict.then_some(&json!(true)));
+        }
+    }
+
+    #[test]
     fn plain_categories_sort_before_their_bloated_twins() {
         for bloated in Category::ALL {
             if let Some(plain) = plain_twin(bloated) {
