@@ -19,7 +19,9 @@ pub fn is_iso_date(text: &str) -> bool {
     let [y, m, d] = parts.as_slice() else {
         return false;
     };
-    if y.len() != 4 || m.len() != 2 || d.len() != 2 {
+    let digits =
+        |part: &str, len: usize| part.len() == len && part.bytes().all(|b| b.is_ascii_digit());
+    if !(digits(y, 4) && digits(m, 2) && digits(d, 2)) {
         return false;
     }
     let (Ok(y), Ok(m), Ok(d)) = (y.parse::<i64>(), m.parse::<u32>(), d.parse::<u32>()) else {
@@ -68,6 +70,8 @@ mod tests {
         assert!(!is_iso_date("2026-02-29"));
         assert!(!is_iso_date("2026-7-9"));
         assert!(!is_iso_date("yesterday"));
+        assert!(!is_iso_date("+202-01-01"));
+        assert!(!is_iso_date("2026-+1-01"));
         assert!(is_iso_date(&today_utc()));
     }
 }

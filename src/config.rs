@@ -274,8 +274,8 @@ pub struct CategoryConfig {
 impl CategoryConfig {
     /// The category's target-action row, from which every record's `target_action`, `T`,
     /// `top_p`, `mode` and `max_new` derive.
-    pub fn target(&self) -> crate::release::TargetRow {
-        crate::release::TargetRow {
+    pub fn target(&self) -> crate::schema::TargetRow {
+        crate::schema::TargetRow {
             c: self.c,
             t: self.t,
             p: self.p,

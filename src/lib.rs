@@ -3,7 +3,6 @@
 
 pub mod app;
 pub mod batch;
-pub mod card;
 pub mod cli;
 pub mod clock;
 pub mod config;
@@ -21,6 +20,7 @@ mod proptests;
 pub mod record;
 pub mod release;
 pub mod reply;
+pub mod schema;
 pub mod seeded;
 #[cfg(test)]
 mod soup;

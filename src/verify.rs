@@ -15,7 +15,10 @@ use sha2::{Digest, Sha256};
 use crate::batch::hex;
 use crate::grade::norm;
 use crate::record::Category;
-use crate::release::{card_row, TargetRow, MAX_NEW_SCALE};
+use crate::schema::columns::{
+    CATEGORY, DURABLE, GOLDS, ID, MAX_NEW, MODE, PROMPT, STALE, T, TARGET_ACTION, TOP_P,
+};
+use crate::schema::{card_row, column, Presence, TargetRow, COLUMNS, MAX_NEW_SCALE};
 
 /// A line longer than this is reported, not parsed (v1's longest record is a few KiB).
 const MAX_LINE_BYTES: usize = 1 << 20;
@@ -28,23 +31,6 @@ const TOLERANCE: f64 = 1e-9;
 
 const MANIFEST: &str = "manifest.json";
 const SUMS: &str = "SHA256SUMS";
-const FLAGS: [&str; 2] = ["_gold_repaired", "_needs_review"];
-const SCHEMA_FIELDS: [&str; 13] = [
-    "id",
-    "category",
-    "prompt",
-    "golds",
-    "target_action",
-    "T",
-    "top_p",
-    "mode",
-    "max_new",
-    "durable",
-    "stale",
-    "_gold_repaired",
-    "_needs_review",
-];
-
 /// Where the expected record count of each category comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Expected {
@@ -586,13 +572,13 @@ impl<'a> Checker<'a> {
 
     fn check_record(&mut self, line: usize, record: &Map<String, Value>) {
         for key in record.keys() {
-            if !SCHEMA_FIELDS.contains(&key.as_str()) {
+            if column(key).is_none() {
                 self.problems
                     .push(Some(line), format!("field {key:?} is not in the schema"));
             }
         }
-        let id = self.text(line, record, "id");
-        let category = self.text(line, record, "category").and_then(|name| {
+        let id = self.text(line, record, ID.name);
+        let category = self.text(line, record, CATEGORY.name).and_then(|name| {
             let category = Category::from_name(name);
             if category.is_none() {
                 self.problems
@@ -600,15 +586,17 @@ impl<'a> Checker<'a> {
             }
             category
         });
-        let prompt = self.text(line, record, "prompt");
+        let prompt = self.text(line, record, PROMPT.name);
         self.golds(line, record);
-        for flag in FLAGS {
+        for flag in COLUMNS.iter().filter(|c| c.presence == Presence::WhenTrue) {
             if record
-                .get(flag)
+                .get(flag.name)
                 .is_some_and(|value| value != &Value::Bool(true))
             {
-                self.problems
-                    .push(Some(line), format!("{flag} must be true when present"));
+                self.problems.push(
+                    Some(line),
+                    format!("{} must be true when present", flag.name),
+                );
             }
         }
         if let Some(id) = id {
@@ -690,7 +678,7 @@ impl<'a> Checker<'a> {
     }
 
     fn golds(&mut self, line: usize, record: &Map<String, Value>) {
-        let Some(golds) = self.string_list(line, record, "golds") else {
+        let Some(golds) = self.string_list(line, record, GOLDS.name) else {
             return;
         };
         if golds.is_empty() {
@@ -706,14 +694,14 @@ impl<'a> Checker<'a> {
 
     fn annotations(&mut self, line: usize, record: &Map<String, Value>, category: Category) {
         if category.is_memory() {
-            self.string_list(line, record, "durable");
-            if record.contains_key("stale") {
-                self.string_list(line, record, "stale");
+            self.string_list(line, record, DURABLE.name);
+            if record.contains_key(STALE.name) {
+                self.string_list(line, record, STALE.name);
             } else {
                 self.lacking_stale += 1;
             }
         } else {
-            for key in ["durable", "stale"] {
+            for key in [DURABLE.name, STALE.name] {
                 if record.contains_key(key) {
                     self.problems.push(
                         Some(line),
@@ -727,10 +715,10 @@ impl<'a> Checker<'a> {
     /// `target_action` and the four fields derived from it; returns the action when well-formed.
     fn target(&mut self, line: usize, record: &Map<String, Value>) -> Option<[f64; 5]> {
         let action = self.action(line, record);
-        let t = self.number(line, record, "T");
-        let top_p = self.number(line, record, "top_p");
-        let mode = self.text(line, record, "mode");
-        let max_new = match record.get("max_new") {
+        let t = self.number(line, record, T.name);
+        let top_p = self.number(line, record, TOP_P.name);
+        let mode = self.text(line, record, MODE.name);
+        let max_new = match record.get(MAX_NEW.name) {
             Some(value) => {
                 let max_new = value.as_u64();
                 if max_new.is_none() {
@@ -798,7 +786,7 @@ impl<'a> Checker<'a> {
     }
 
     fn action(&mut self, line: usize, record: &Map<String, Value>) -> Option<[f64; 5]> {
-        let Some(value) = record.get("target_action") else {
+        let Some(value) = record.get(TARGET_ACTION.name) else {
             self.problems
                 .push(Some(line), "missing field target_action");
             return None;
@@ -891,7 +879,8 @@ fn same_action(a: &[f64; 5], b: &[f64; 5]) -> bool {
 mod tests {
     use super::*;
     use crate::release::test_support::{all_rows, card_example_line, info, records};
-    use crate::release::{write_release, TargetRow};
+    use crate::release::write_release;
+    use crate::schema::TargetRow;
     use serde_json::json;
     use std::io::Write;
 

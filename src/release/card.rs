@@ -1,31 +1,16 @@
-//! The release's dataset card (`README.md`, shaped like the v1 card) and its Croissant 1.1
-//! metadata (`croissant.json`). Both only print what `ReleaseInfo` and the records measured: no
-//! number in them is typed by hand.
+//! The release's dataset card (`README.md`, shaped like the v1 card, with front matter the
+//! Hugging Face hub reads). It only prints what `ReleaseInfo` and the records measured: no number
+//! in it is typed by hand, and its schema table is derived from the record's columns.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use serde_json::{json, Value};
-
+use super::dataset::{pretty_name, CITATION, LICENSE_NAME, PAPER, TAGS};
+use super::info::{FlagCounts, ReleaseInfo};
 use crate::record::Category;
-use crate::release::{json_number, FlagCounts, ReleaseInfo, ReleaseRecord, RowSource};
+use crate::schema::{json_number, ReleaseRecord, RowSource, COLUMNS};
+use serde_json::Value;
 
-const TAGS: [&str; 6] = [
-    "context-governance",
-    "prompt-compression",
-    "benchmark",
-    "enterprise",
-    "saseval",
-    "llm-evaluation",
-];
-const LICENSE_NAME: &str = "cosavu-eval";
-const PAPER: &str = "SASEval: A Strategic-Alignment-Score Benchmark for Context Infrastructure";
-const CITATION: &str = "@techreport{saseval2026,
-  title  = {SASEval: A Strategic-Alignment-Score Benchmark for Context Infrastructure},
-  author = {Abimalla, Thishyaketh and Teja, Arun and Komal, Satya},
-  institution = {Cosavu Inc., ContextAPI Research Division},
-  year   = {2026}
-}";
 const GRADING: &str = r#"import re
 def norm(t): return re.sub(r"[^a-z0-9 ]", " ", t.lower())
 def graded(answer, golds):
@@ -125,10 +110,6 @@ fn front_matter(card: &mut String, info: &ReleaseInfo, jsonl_name: &str) {
         yaml_scalar(jsonl_name)
     );
     card.push_str("---\n\n");
-}
-
-fn pretty_name(info: &ReleaseInfo) -> String {
-    format!("SASEval {} — Public Prompt Set", info.version)
 }
 
 /// A YAML scalar: plain when it cannot be misread, else double-quoted (JSON escaping is valid
@@ -240,22 +221,18 @@ fn schema(card: &mut String) {
     card.push_str(
         "## Schema (per JSON line)\n\n\
          | Field | Type | Description |\n\
-         |---|---|---|\n\
-         | `id` | string | Stable id, unique in the file |\n\
-         | `category` | string | One of the 10 categories above |\n\
-         | `prompt` | string | The user prompt fed to the governor (may embed a document/dialog/memory block) |\n\
-         | `golds` | string[] | Acceptable short answers; grading is **case-insensitive substring match** against any entry |\n\
-         | `target_action` | float[5] | Category-conditioned SAS solvency target `[c, T, p, d, L/2048]` |\n\
-         | `T` | float | Canonical grader temperature for the category (= `target_action[1]`) |\n\
-         | `top_p` | float | Canonical nucleus-sampling top-p (= `target_action[2]`) |\n\
-         | `mode` | string | `DEEP` (reasoning, `d = 1`) or `STRICT` (direct, `d = 0`) |\n\
-         | `max_new` | int | Canonical max answer tokens for the category (= `L`) |\n\
-         | `durable` | string[] | *(memory categories, always present)* facts a correct governor must retain |\n\
-         | `stale` | string[] | *(memory categories, always present, may be `[]`)* outdated facts a correct governor should drop |\n\
-         | `_gold_repaired` | bool | *(present when true)* numeric key was replaced by the verification pass |\n\
-         | `_needs_review` | bool | *(present when true)* item flagged as likely ill-posed — filter before use |\n\n\
-         No other fields: provenance is in `manifest.json`.\n\n",
+         |---|---|---|\n",
     );
+    for column in &COLUMNS {
+        let _ = writeln!(
+            card,
+            "| `{}` | {} | {} |",
+            column.name,
+            column.kind.card_type(),
+            column.card
+        );
+    }
+    card.push_str("\nNo other fields: provenance is in `manifest.json`.\n\n");
 }
 
 fn target_actions(card: &mut String, info: &ReleaseInfo) {
@@ -613,249 +590,6 @@ fn group_u64(n: u64) -> String {
     out
 }
 
-/// `croissant.json`: Croissant 1.1 JSON-LD describing the JSONL as one record set. An optional
-/// column (`durable`, `stale`, the flags) is declared only when some record has it: mlcroissant
-/// reads JSON Lines into a table and fails on a declared column that no line holds.
-pub fn render_croissant(
-    info: &ReleaseInfo,
-    jsonl_name: &str,
-    sha256: &str,
-    bytes: u64,
-    records: &[ReleaseRecord],
-) -> String {
-    let source = |column: &str| {
-        json!({
-            "fileObject": { "@id": jsonl_name },
-            "extract": { "column": column }
-        })
-    };
-    let fields: Vec<Value> = FIELDS
-        .iter()
-        .filter(|field| column_present(field.name, records))
-        .map(|field| {
-            let mut object = json!({
-                "@type": "cr:Field",
-                "@id": format!("{RECORD_SET}/{}", field.name),
-                "name": field.name,
-                "description": field.description,
-                "dataType": field.data_type,
-            });
-            if let (Some(shape), Value::Object(map)) = (field.array_shape, &mut object) {
-                map.insert("isArray".into(), Value::Bool(true));
-                map.insert("arrayShape".into(), Value::String(shape.into()));
-            }
-            if let Value::Object(map) = &mut object {
-                map.insert("source".into(), source(field.name));
-            }
-            object
-        })
-        .collect();
-    let croissant = json!({
-        "@context": croissant_context(),
-        "@type": "sc:Dataset",
-        "conformsTo": "http://mlcommons.org/croissant/1.1",
-        "name": format!("SASEval {}", info.version),
-        "description": format!(
-            "{}: {} enterprise prompts in 10 categories with short gold answers graded by \
-             case-insensitive substring match, for benchmarking context governors under the \
-             Strategic Alignment Score protocol.",
-            pretty_name(info),
-            info.total()
-        ),
-        "version": info.version,
-        "datePublished": info.date,
-        "license": {
-            "@type": "sc:CreativeWork",
-            "name": format!("{LICENSE_NAME} (placeholder; see README.md, Licensing)")
-        },
-        "keywords": TAGS,
-        "inLanguage": "en",
-        "citeAs": CITATION,
-        "distribution": [{
-            "@type": "cr:FileObject",
-            "@id": jsonl_name,
-            "name": jsonl_name,
-            "contentUrl": jsonl_name,
-            "contentSize": format!("{bytes} B"),
-            "encodingFormat": "application/jsonlines",
-            "sha256": sha256
-        }],
-        "recordSet": [{
-            "@type": "cr:RecordSet",
-            "@id": RECORD_SET,
-            "name": RECORD_SET,
-            "description": "One record per JSON line: a prompt, its gold answers and its category's target action.",
-            "key": { "@id": format!("{RECORD_SET}/id") },
-            "field": fields
-        }]
-    });
-    format!("{croissant:#}\n")
-}
-
-const RECORD_SET: &str = "prompts";
-
-/// Whether any record has the column (the nine required columns are always present).
-fn column_present(column: &str, records: &[ReleaseRecord]) -> bool {
-    match column {
-        "durable" => records.iter().any(|r| r.durable.is_some()),
-        "stale" => records.iter().any(|r| r.stale.is_some()),
-        "_gold_repaired" => records.iter().any(|r| r.gold_repaired),
-        "_needs_review" => records.iter().any(|r| r.needs_review),
-        _ => true,
-    }
-}
-
-struct CroissantField {
-    name: &'static str,
-    data_type: &'static str,
-    /// `Some(shape)` for array columns (`isArray`, Croissant 1.1's successor of `repeated`).
-    array_shape: Option<&'static str>,
-    description: &'static str,
-}
-
-const FIELDS: [CroissantField; 13] = [
-    CroissantField::scalar("id", "sc:Text", "Stable id, unique in the file."),
-    CroissantField::scalar("category", "sc:Text", "One of the 10 SASEval categories."),
-    CroissantField::scalar("prompt", "sc:Text", "The user prompt fed to the governor."),
-    CroissantField::array(
-        "golds",
-        "sc:Text",
-        "-1",
-        "Acceptable short answers; graded by case-insensitive substring match against any entry.",
-    ),
-    CroissantField::array(
-        "target_action",
-        "sc:Float",
-        "5",
-        "Category target [c, T, p, d, L/2048].",
-    ),
-    CroissantField::scalar("T", "sc:Float", "Grader temperature, target_action[1]."),
-    CroissantField::scalar(
-        "top_p",
-        "sc:Float",
-        "Nucleus-sampling top-p, target_action[2].",
-    ),
-    CroissantField::scalar("mode", "sc:Text", "DEEP when d = 1, else STRICT."),
-    CroissantField::scalar("max_new", "sc:Integer", "Max answer tokens, L."),
-    CroissantField::array(
-        "durable",
-        "sc:Text",
-        "-1",
-        "Memory categories only: facts a correct governor must retain.",
-    ),
-    CroissantField::array(
-        "stale",
-        "sc:Text",
-        "-1",
-        "Memory categories only: outdated facts a correct governor should drop (may be empty).",
-    ),
-    CroissantField::scalar(
-        "_gold_repaired",
-        "sc:Boolean",
-        "Present (true) when the numeric key was replaced by the verification pass.",
-    ),
-    CroissantField::scalar(
-        "_needs_review",
-        "sc:Boolean",
-        "Present (true) when the item was flagged as likely ill-posed.",
-    ),
-];
-
-impl CroissantField {
-    const fn scalar(
-        name: &'static str,
-        data_type: &'static str,
-        description: &'static str,
-    ) -> Self {
-        CroissantField {
-            name,
-            data_type,
-            array_shape: None,
-            description,
-        }
-    }
-
-    const fn array(
-        name: &'static str,
-        data_type: &'static str,
-        shape: &'static str,
-        description: &'static str,
-    ) -> Self {
-        CroissantField {
-            name,
-            data_type,
-            array_shape: Some(shape),
-            description,
-        }
-    }
-}
-
-/// The Croissant 1.1 JSON-LD context (spec Appendix 1, with the schema.org IRIs mlcroissant uses).
-fn croissant_context() -> Value {
-    let mut context: serde_json::Map<String, Value> = CONTEXT_TERMS
-        .iter()
-        .map(|(term, iri)| (term.to_string(), Value::String(iri.to_string())))
-        .collect();
-    context.insert("data".into(), json!({ "@id": "cr:data", "@type": "@json" }));
-    context.insert(
-        "dataType".into(),
-        json!({ "@id": "cr:dataType", "@type": "@vocab" }),
-    );
-    context.insert("description".into(), json!({ "@container": "@language" }));
-    context.insert(
-        "examples".into(),
-        json!({ "@id": "cr:examples", "@type": "@json" }),
-    );
-    context.insert("name".into(), json!({ "@container": "@language" }));
-    Value::Object(context)
-}
-
-/// The string-valued terms of the Croissant 1.1 context; `croissant_context` adds the typed ones.
-const CONTEXT_TERMS: [(&str, &str); 42] = [
-    ("@language", "en"),
-    ("@vocab", "https://schema.org/"),
-    ("sc", "https://schema.org/"),
-    ("cr", "http://mlcommons.org/croissant/"),
-    ("rai", "http://mlcommons.org/croissant/RAI/"),
-    ("dct", "http://purl.org/dc/terms/"),
-    ("annotation", "cr:annotation"),
-    ("arrayShape", "cr:arrayShape"),
-    ("citeAs", "cr:citeAs"),
-    ("column", "cr:column"),
-    ("conformsTo", "dct:conformsTo"),
-    ("containedIn", "cr:containedIn"),
-    ("equivalentProperty", "cr:equivalentProperty"),
-    ("excludes", "cr:excludes"),
-    ("extract", "cr:extract"),
-    ("field", "cr:field"),
-    ("fileProperty", "cr:fileProperty"),
-    ("fileObject", "cr:fileObject"),
-    ("fileSet", "cr:fileSet"),
-    ("format", "cr:format"),
-    ("includes", "cr:includes"),
-    ("isArray", "cr:isArray"),
-    ("isLiveDataset", "cr:isLiveDataset"),
-    ("jsonPath", "cr:jsonPath"),
-    ("key", "cr:key"),
-    ("md5", "cr:md5"),
-    ("parentField", "cr:parentField"),
-    ("path", "cr:path"),
-    ("readLines", "cr:readLines"),
-    ("recordSet", "cr:recordSet"),
-    ("references", "cr:references"),
-    ("regex", "cr:regex"),
-    ("repeated", "cr:repeated"),
-    ("replace", "cr:replace"),
-    ("samplingRate", "cr:samplingRate"),
-    ("sdVersion", "cr:sdVersion"),
-    ("separator", "cr:separator"),
-    ("source", "cr:source"),
-    ("subField", "cr:subField"),
-    ("transform", "cr:transform"),
-    ("unArchive", "cr:unArchive"),
-    ("value", "cr:value"),
-];
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1045,92 +779,5 @@ mod tests {
         assert_eq!(group_u64(999), "999");
         assert_eq!(group_u64(1_000), "1,000");
         assert_eq!(group_u64(1_234_567), "1,234,567");
-    }
-
-    #[test]
-    fn croissant_describes_the_jsonl_and_every_column() {
-        let records = records(1);
-        let info = info(&records, 1);
-        let mut records = records;
-        records[0].needs_review = true;
-        let text = render_croissant(&info, "saseval_v2_prompts.jsonl", SHA, 777, &records);
-        let doc: Value = serde_json::from_str(&text).expect("valid JSON");
-        assert_eq!(doc["@type"], "sc:Dataset");
-        assert_eq!(doc["conformsTo"], "http://mlcommons.org/croissant/1.1");
-        assert_eq!(doc["@context"]["cr"], "http://mlcommons.org/croissant/");
-        assert_eq!(doc["@context"]["dct"], "http://purl.org/dc/terms/");
-        assert_eq!(doc["@context"]["sc"], "https://schema.org/");
-        assert_eq!(doc["datePublished"], "2026-08-01");
-        let file = &doc["distribution"][0];
-        assert_eq!(file["@type"], "cr:FileObject");
-        assert_eq!(file["contentUrl"], "saseval_v2_prompts.jsonl");
-        assert_eq!(file["encodingFormat"], "application/jsonlines");
-        assert_eq!(file["sha256"], SHA);
-        assert_eq!(file["contentSize"], "777 B");
-        let fields = doc["recordSet"][0]["field"].as_array().expect("fields");
-        let names: Vec<&str> = fields.iter().filter_map(|f| f["name"].as_str()).collect();
-        assert_eq!(
-            names,
-            [
-                "id",
-                "category",
-                "prompt",
-                "golds",
-                "target_action",
-                "T",
-                "top_p",
-                "mode",
-                "max_new",
-                "durable",
-                "stale",
-                "_gold_repaired",
-                "_needs_review"
-            ]
-        );
-        for field in fields {
-            assert_eq!(field["source"]["extract"]["column"], field["name"]);
-            assert_eq!(
-                field["source"]["fileObject"]["@id"],
-                "saseval_v2_prompts.jsonl"
-            );
-        }
-        let golds = &fields[3];
-        assert_eq!(
-            (golds["isArray"].as_bool(), golds["dataType"].as_str()),
-            (Some(true), Some("sc:Text"))
-        );
-        assert_eq!(fields[4]["arrayShape"], "5");
-        assert_eq!(fields[8]["dataType"], "sc:Integer");
-        assert_eq!(fields[11]["dataType"], "sc:Boolean");
-        assert!(fields[0].get("isArray").is_none());
-    }
-
-    #[test]
-    fn croissant_declares_optional_columns_only_when_a_record_has_them() {
-        let mut records = records(1);
-        records.retain(|r| !r.category.is_memory() && !r.gold_repaired);
-        let info = info(&records, 1);
-        let text = render_croissant(&info, "f.jsonl", SHA, 1, &records);
-        let doc: Value = serde_json::from_str(&text).expect("valid JSON");
-        let names: Vec<&str> = doc["recordSet"][0]["field"]
-            .as_array()
-            .expect("fields")
-            .iter()
-            .filter_map(|f| f["name"].as_str())
-            .collect();
-        assert_eq!(
-            names,
-            [
-                "id",
-                "category",
-                "prompt",
-                "golds",
-                "target_action",
-                "T",
-                "top_p",
-                "mode",
-                "max_new"
-            ]
-        );
     }
 }

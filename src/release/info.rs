@@ -1,0 +1,117 @@
+//! What the manifest and the card state about a release, as the stages measured it: counts,
+//! repair and dedup numbers, usage, author yield, shortfall and target rows.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::batch::Usage;
+use crate::record::Category;
+use crate::schema::{ReleaseRecord, TargetRow};
+use crate::yields::RoundYield;
+
+/// Repair-stage numbers for one category.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RepairCounts {
+    pub checked: usize,
+    pub agreed: usize,
+    pub repaired: usize,
+    pub flagged: usize,
+}
+
+/// Repair-stage numbers over every numeric candidate checked (before trimming).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RepairNumbers {
+    pub checked: usize,
+    pub agreed: usize,
+    pub repaired: usize,
+    pub flagged: usize,
+    pub by_category: BTreeMap<Category, RepairCounts>,
+}
+
+/// Items the assemble stage dropped before trimming.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct DedupNumbers {
+    /// Same prompt after the grading normalisation.
+    pub exact: usize,
+    /// Near duplicates (shingle Jaccard over the threshold).
+    pub near: usize,
+    /// Duplicates of a prompt in an earlier release.
+    pub against_reference: usize,
+    /// `_needs_review` items left out because `keep_flagged` was off.
+    pub flagged_left_out: usize,
+}
+
+/// A category the release could not fill, and why its candidates were dropped.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Shortfall {
+    pub category: Category,
+    pub have: usize,
+    pub want: usize,
+    pub reasons: BTreeMap<String, usize>,
+}
+
+/// Everything the manifest and the card state about a release. The caller measures these; the
+/// release files only print them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReleaseInfo {
+    pub version: String,
+    /// `YYYY-MM-DD`, supplied by the caller (the release never reads the clock).
+    pub date: String,
+    pub seed: u64,
+    pub id_prefix: String,
+    /// The target number of records per category (`release.per_category`).
+    pub per_category: usize,
+    pub tool_version: String,
+    pub provider: String,
+    pub author_model: String,
+    pub verifier_models: Vec<String>,
+    /// Hex fingerprint of the pipeline config that produced the release.
+    pub config_fingerprint: String,
+    /// Records in the release per category.
+    pub counts: BTreeMap<Category, usize>,
+    /// Records in the release per category and domain.
+    pub domain_counts: BTreeMap<Category, BTreeMap<String, usize>>,
+    /// Valid candidates authored per category (before dedup and trimming).
+    pub authored: BTreeMap<Category, usize>,
+    /// Authoring rejects by reason code.
+    pub rejects: BTreeMap<String, usize>,
+    pub repair: RepairNumbers,
+    pub dedup: DedupNumbers,
+    /// Batch usage per stage name.
+    pub usage: BTreeMap<String, Usage>,
+    /// Valid items and reject codes per authoring round and category.
+    pub author_yield: Vec<RoundYield>,
+    /// Non-empty only when the release was allowed to be short.
+    pub shortfall: Vec<Shortfall>,
+    /// Whether `_needs_review` items were kept (marked) instead of left out.
+    pub keep_flagged: bool,
+    /// Every category's target row; [`RowSource::of`] tells which come from the v1 card.
+    pub target_rows: BTreeMap<Category, TargetRow>,
+}
+
+impl ReleaseInfo {
+    pub fn total(&self) -> usize {
+        self.counts.values().sum()
+    }
+
+    pub fn jsonl_name(&self) -> String {
+        format!("saseval_{}_prompts.jsonl", self.version)
+    }
+}
+
+/// Records carrying each flag, as the release holds them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct FlagCounts {
+    pub gold_repaired: usize,
+    pub needs_review: usize,
+}
+
+impl FlagCounts {
+    pub fn of(records: &[ReleaseRecord]) -> FlagCounts {
+        FlagCounts {
+            gold_repaired: records.iter().filter(|r| r.gold_repaired).count(),
+            needs_review: records.iter().filter(|r| r.needs_review).count(),
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! `manifest.json`: the release's counts, hashes, provenance and measured numbers, as pretty JSON
+//! with keys in declaration order and maps in category/name order.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::info::{DedupNumbers, FlagCounts, ReleaseInfo, RepairNumbers, Shortfall};
+use super::ReleaseError;
+use crate::batch::Usage;
+use crate::record::Category;
+use crate::schema::{json_number, ReleaseRecord, RowSource, TargetRow};
+use crate::yields::RoundYield;
+
+#[derive(Serialize)]
+struct Manifest<'a> {
+    dataset: &'static str,
+    version: &'a str,
+    date: &'a str,
+    prompts_file: &'a str,
+    sha256: &'a str,
+    bytes: u64,
+    records: usize,
+    per_category: usize,
+    short: bool,
+    counts: BTreeMap<Category, usize>,
+    shortfall: &'a [Shortfall],
+    counts_by_domain: &'a BTreeMap<Category, BTreeMap<String, usize>>,
+    flags_in_release: FlagCounts,
+    keep_flagged: bool,
+    seed: u64,
+    id_prefix: &'a str,
+    tool: Tool<'a>,
+    config_fingerprint: &'a str,
+    provider: &'a str,
+    author_model: &'a str,
+    verifier_models: &'a [String],
+    authored: &'a BTreeMap<Category, usize>,
+    rejects: &'a BTreeMap<String, usize>,
+    repair: &'a RepairNumbers,
+    dedup: &'a DedupNumbers,
+    usage: &'a BTreeMap<String, Usage>,
+    author_yield: &'a [RoundYield],
+    target_actions: BTreeMap<Category, ManifestRow>,
+}
+
+#[derive(Serialize)]
+struct Tool<'a> {
+    name: &'static str,
+    version: &'a str,
+}
+
+#[derive(Serialize)]
+struct ManifestRow {
+    #[serde(flatten)]
+    row: TargetRow,
+    target_action: Vec<Value>,
+    source: &'static str,
+}
+
+/// `manifest.json`: pretty JSON, keys in declaration order, maps in category/name order.
+pub(super) fn render_manifest(
+    info: &ReleaseInfo,
+    jsonl_name: &str,
+    sha256: &str,
+    bytes: u64,
+    records: &[ReleaseRecord],
+) -> Result<String, ReleaseError> {
+    let counts = Category::ALL
+        .into_iter()
+        .map(|category| (category, info.counts.get(&category).copied().unwrap_or(0)))
+        .collect();
+    let target_actions = info
+        .target_rows
+        .iter()
+        .map(|(&category, row)| {
+            let entry = ManifestRow {
+                row: *row,
+                target_action: row
+                    .target_action()
+                    .iter()
+                    .map(|&x| json_number(x))
+                    .collect(),
+                source: RowSource::of(category).label(),
+            };
+            (category, entry)
+        })
+        .collect();
+    let manifest = Manifest {
+        dataset: "SASEval",
+        version: &info.version,
+        date: &info.date,
+        prompts_file: jsonl_name,
+        sha256,
+        bytes,
+        records: records.len(),
+        per_category: info.per_category,
+        short: !info.shortfall.is_empty(),
+        counts,
+        shortfall: &info.shortfall,
+        counts_by_domain: &info.domain_counts,
+        flags_in_release: FlagCounts::of(records),
+        keep_flagged: info.keep_flagged,
+        seed: info.seed,
+        id_prefix: &info.id_prefix,
+        tool: Tool {
+            name: "saseval-gen",
+            version: &info.tool_version,
+        },
+        config_fingerprint: &info.config_fingerprint,
+        provider: &info.provider,
+        author_model: &info.author_model,
+        verifier_models: &info.verifier_models,
+        authored: &info.authored,
+        rejects: &info.rejects,
+        repair: &info.repair,
+        dedup: &info.dedup,
+        usage: &info.usage,
+        author_yield: &info.author_yield,
+        target_actions,
+    };
+    let mut text = serde_json::to_string_pretty(&manifest).map_err(ReleaseError::Manifest)?;
+    text.push('\n');
+    Ok(text)
+}
