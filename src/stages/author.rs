@@ -4,14 +4,14 @@
 
 use super::{Ctx, StageEnd, AUTHORED, AUTHOR_SUMMARY, REJECTS};
 use crate::batch::{estimate_cost, BatchError, CostGuard, Outcome, Request, Usage};
-use crate::config::{Config, ResponseFormat};
+use crate::config::{Config, Provider, ResponseFormat};
 use crate::jsonl;
 use crate::parallel;
 use crate::record::{excerpt, Candidate, Category, Reject};
 use crate::reply;
 use crate::seeded;
 use crate::templates::Templates;
-use crate::validate::{self, Rules};
+use crate::validate::{self, Patterns, Rules};
 use crate::yields::{self, Example, RoundYield, Tally};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -97,7 +97,12 @@ fn body(
         ResponseFormat::None => {}
         ResponseFormat::JsonObject => body["response_format"] = json!({"type": "json_object"}),
         ResponseFormat::JsonSchema => {
-            let mut spec = json!({"name": "saseval_items", "schema": validate::reply_schema(category, &rules(config))});
+            let patterns = match config.api.provider {
+                Provider::Local => Patterns::RawJson,
+                Provider::Groq | Provider::Openai | Provider::File => Patterns::Decoded,
+            };
+            let schema = validate::reply_schema(category, &rules(config), patterns);
+            let mut spec = json!({"name": "saseval_items", "schema": schema});
             if author.strict_schema {
                 spec["strict"] = json!(true);
             }
@@ -643,11 +648,33 @@ mod tests {
             let spec = &dialog.request.body()["response_format"]["json_schema"];
             assert_eq!(
                 spec["schema"],
-                validate::reply_schema(Category::Conversational, &rules(&config))
+                validate::reply_schema(
+                    Category::Conversational,
+                    &rules(&config),
+                    Patterns::Decoded
+                )
             );
             assert!(spec["schema"].to_string().contains("{132,}"), "{spec}");
             assert_eq!(spec.get("strict"), strict.then_some(&json!(true)));
         }
+        let local = Config::load(
+            &root.join("pipeline.toml"),
+            &[
+                "author.response_format=\"json_schema\"".to_string(),
+                "api.provider=\"local\"".to_string(),
+            ],
+        )
+        .unwrap();
+        let requests = plan_round0(&local, &templates);
+        let dialog = requests
+            .iter()
+            .find(|r| r.category == Category::Conversational)
+            .unwrap();
+        assert_eq!(
+            dialog.request.body()["response_format"]["json_schema"]["schema"],
+            validate::reply_schema(Category::Conversational, &rules(&local), Patterns::RawJson),
+            "the local grammar reads patterns on raw JSON text"
+        );
     }
 
     #[test]

@@ -16,7 +16,7 @@ mod text;
 
 pub use question::Placement;
 pub use reason::{Reason, Rejection};
-pub use schema::reply_schema;
+pub use schema::{reply_schema, Patterns};
 pub use text::word_count;
 
 use crate::grade::graded;

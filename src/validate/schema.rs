@@ -4,14 +4,23 @@
 //! APIs that support it) then writes conforming items more often; the validator still checks
 //! everything.
 //!
-//! Every pattern means the same whether an engine applies it to the decoded string (JSON Schema,
-//! ECMA-262) or, as llama.cpp's converter does, to the raw characters between the quotes: the
-//! classes exclude `"`, `\` and the control characters a JSON string must escape (a prompt may
-//! hold line breaks and tabs, which the reply parser reads back as escapes).
+//! A JSON Schema `pattern` applies to the decoded string, but llama.cpp's converter applies it
+//! to the raw characters between the quotes, so a pattern that allows a line break there lets
+//! the model write a raw, invalid control character. [`Patterns`] spells each pattern for the
+//! engine that applies it: for raw text, a prompt's line break or tab is the escape `\n`, `\t`.
 
 use super::{needs_question_mark, placement, Placement, Rules};
 use crate::record::Category;
 use serde_json::{json, Value};
+
+/// How the engine that enforces the schema reads a string `pattern`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Patterns {
+    /// On the decoded string, as JSON Schema says (APIs, vLLM).
+    Decoded,
+    /// On the raw JSON text between the quotes (llama.cpp's `json_schema_to_grammar`).
+    RawJson,
+}
 
 /// Most golds an item may list.
 pub const MAX_GOLDS: usize = 4;
@@ -20,11 +29,21 @@ pub const MAX_GOLDS: usize = 4;
 /// prose (about 5.5), so the schema never asks for more than the validator does.
 const CHARS_PER_WORD: usize = 4;
 
-/// One character of a gold: no space (spaces separate words), quote, backslash or control.
+/// One character of a gold: no space (spaces separate words), quote, backslash or control. It
+/// needs no escape, so it reads the same decoded and raw.
 const GOLD_CHAR: &str = r#"[^ "\\\x00-\x1F]"#;
-/// One character of a prompt that must carry a `?`: anything but a quote, a backslash or a
-/// control character other than tab, line feed and carriage return.
-const PROMPT_CHAR: &str = r#"[^"\\\x00-\x08\x0B\x0C\x0E-\x1F]"#;
+
+impl Patterns {
+    /// One character of a prompt that must carry a `?`: anything but a quote, a backslash or a
+    /// control character other than tab, line feed and carriage return; raw, those three are
+    /// their escapes.
+    fn prompt_char(self) -> &'static str {
+        match self {
+            Patterns::Decoded => r#"[^"\\\x00-\x08\x0B\x0C\x0E-\x1F]"#,
+            Patterns::RawJson => r#"([^"\\\x00-\x1F]|\\[ntr])"#,
+        }
+    }
+}
 
 /// The fewest characters a prompt of `category` can have under `rules`.
 fn min_prompt_chars(category: Category, rules: &Rules) -> usize {
@@ -36,14 +55,15 @@ fn min_prompt_chars(category: Category, rules: &Rules) -> usize {
 }
 
 /// The `prompt` property: a minimum length, and the `?` where the category needs one.
-fn prompt_schema(category: Category, rules: &Rules) -> Value {
+fn prompt_schema(category: Category, rules: &Rules, patterns: Patterns) -> Value {
     let min = min_prompt_chars(category, rules);
     if !needs_question_mark(category) {
         return json!({"type": "string", "minLength": min});
     }
+    let char = patterns.prompt_char();
     let pattern = match placement(category) {
-        Placement::End => format!("^{PROMPT_CHAR}{{{min},}}[?]$"),
-        Placement::Anywhere => format!("^{PROMPT_CHAR}{{{min},}}[?]{PROMPT_CHAR}*$"),
+        Placement::End => format!("^{char}{{{min},}}[?]$"),
+        Placement::Anywhere => format!("^{char}{{{min},}}[?]{char}*$"),
     };
     json!({"type": "string", "minLength": min, "pattern": pattern})
 }
@@ -62,10 +82,10 @@ fn golds_schema(rules: &Rules) -> Value {
 
 /// The schema of a whole reply for `category`: `{"items": [item, …]}`, every property required
 /// and no others allowed, as strict modes want it.
-pub fn reply_schema(category: Category, rules: &Rules) -> Value {
+pub fn reply_schema(category: Category, rules: &Rules, patterns: Patterns) -> Value {
     let strings = json!({"type": "array", "items": {"type": "string"}});
     let mut properties = json!({
-        "prompt": prompt_schema(category, rules),
+        "prompt": prompt_schema(category, rules, patterns),
         "golds": golds_schema(rules),
     });
     let mut required = vec!["prompt", "golds"];
@@ -93,7 +113,8 @@ mod tests {
     use super::*;
 
     fn item_schema(category: Category) -> Value {
-        reply_schema(category, &Rules::default())["properties"]["items"]["items"].clone()
+        reply_schema(category, &Rules::default(), Patterns::Decoded)["properties"]["items"]["items"]
+            .clone()
     }
 
     #[test]
@@ -144,7 +165,7 @@ mod grammar {
     #[test]
     fn every_authoring_schema_becomes_a_grammar_that_keeps_its_patterns() {
         for category in Category::ALL {
-            let schema = reply_schema(category, &Rules::default()).to_string();
+            let schema = reply_schema(category, &Rules::default(), Patterns::RawJson).to_string();
             let grammar = llama_cpp_2::json_schema_to_grammar(&schema)
                 .unwrap_or_else(|e| panic!("{category}: {e}"));
             assert!(
@@ -158,6 +179,11 @@ mod grammar {
             } else {
                 format!("char{{{min},}}")
             };
+            let raw_escapes = r#"items-item-prompt-1 ::= ([^"\\\x00-\x1F] | "\\" [ntr])"#;
+            assert!(
+                !needs_question_mark(category) || grammar.contains(raw_escapes),
+                "{category}: a prompt's line break must be an escape, never a raw control:\n{grammar}"
+            );
             assert!(
                 grammar.contains(&prompt_rule),
                 "{category}: the prompt lost {prompt_rule}:\n{grammar}"
