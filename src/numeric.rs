@@ -27,6 +27,7 @@
 //! - Read as two numbers: a decimal comma (`1,5`) and thousands grouped by spaces (`1 234`).
 
 use crate::grade;
+use crate::reply::without_thinking;
 
 /// Relative tolerance of every comparison.
 const RELATIVE_TOLERANCE: f64 = 1e-4;
@@ -102,11 +103,11 @@ pub fn parse_quantity(text: &str) -> Option<Quantity> {
 /// The value of the LAST line starting with `ANSWER:` (any case; leading spaces, `*`, `_`, `#`,
 /// `>`, `` ` `` and `-` tolerated, as is markdown around the label and the value, e.g.
 /// `**ANSWER:** 42`). When that line's value is empty, the next non-blank line that is not itself
-/// labelled is the value. `<think>…</think>` blocks are ignored (an unclosed one hides the rest
-/// of the reply; text before a lone `</think>` is reasoning and ignored too). Without an ANSWER
+/// labelled is the value. Reasoning is ignored as [`without_thinking`] defines it (`<think>`
+/// blocks, all after an unclosed `<think>`, text before a lone `</think>`). Without an ANSWER
 /// line, falls back to the reply's last number (`fell_back = true`), with its unit.
 pub fn extract_answer(reply: &str) -> Option<Extracted> {
-    let visible = without_think(reply);
+    let visible = without_thinking(reply).text;
     let lines: Vec<&str> = visible.lines().collect();
     if let Some(text) = last_labelled(&lines, "ANSWER", |value| value) {
         return Some(Extracted {
@@ -124,7 +125,7 @@ pub fn extract_answer(reply: &str) -> Option<Extracted> {
 /// The expression of the LAST `EXPR:` line (same tolerance as [`extract_answer`], no fallback).
 /// A trailing `= result` and a trailing full stop are dropped: `EXPR: 3 * 4 = 12.` → `3 * 4`.
 pub fn extract_expr(reply: &str) -> Option<String> {
-    let visible = without_think(reply);
+    let visible = without_thinking(reply).text;
     let lines: Vec<&str> = visible.lines().collect();
     last_labelled(&lines, "EXPR", |value| {
         let before_result = value.split('=').next().unwrap_or(value);
@@ -776,25 +777,6 @@ fn last_labelled(lines: &[&str], label: &str, clean: impl Fn(&str) -> &str) -> O
         let value = clean(next);
         (!is_labelled(next) && !value.is_empty()).then(|| value.to_string())
     })
-}
-
-/// The reply without reasoning: text before a lone leading `</think>`, every
-/// `<think>…</think>` block, and everything after an unclosed `<think>` are removed.
-fn without_think(reply: &str) -> String {
-    let mut rest = match reply.split_once("</think>") {
-        Some((reasoning, after)) if !reasoning.contains("<think>") => after,
-        _ => reply,
-    };
-    let mut visible = String::new();
-    while let Some((outside, inside)) = rest.split_once("<think>") {
-        visible.push_str(outside);
-        match inside.split_once("</think>") {
-            Some((_, after)) => rest = after,
-            None => return visible,
-        }
-    }
-    visible.push_str(rest);
-    visible
 }
 
 /// The candidates that do not stand inside `(…)` or `[…]` (`found` is in text order).

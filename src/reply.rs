@@ -2,6 +2,8 @@
 //! JSON in `<think>` blocks, code fences and prose, and get cut off at the token limit; this module
 //! recovers every complete item it can, in time linear in the reply, and names each failure with
 //! a stable code so that a reply that does not parse becomes a recorded reject, never a crash.
+//! Its reasoning filter, [`without_thinking`], is also the one the repair stage reads verifier
+//! replies through, so both stages agree on which part of a reply the model meant as its answer.
 
 use serde_json::{Deserializer, Value};
 use std::borrow::Cow;
@@ -108,43 +110,68 @@ pub fn parse_items(content: &str) -> Result<ParsedItems, ReplyError> {
     if content.trim().is_empty() {
         return Err(ReplyError::Empty);
     }
-    let text = without_thinking(content)?;
+    let text = visible_json_text(content)?;
     if let Some(start) = items_array_start(&text).or_else(|| bare_array_start(&text)) {
         return array_elements(text.get(start..).unwrap_or_default());
     }
     lone_value(&text)
 }
 
-/// The reply with every `<think>…</think>` block removed. A reply may also begin inside a block
-/// whose opening tag was part of the chat template, so text before a leading `</think>` goes too.
-fn without_thinking(content: &str) -> Result<String, ReplyError> {
+/// A reply with its reasoning removed, and what was removed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Visible {
+    pub text: String,
+    /// Some reasoning was removed.
+    pub had_thinking: bool,
+    /// A `<think>` block was never closed: everything after its opening tag was removed.
+    pub unclosed_thinking: bool,
+}
+
+/// The reply without reasoning: every `<think>…</think>` block, everything after an unclosed
+/// `<think>`, and the text before a leading `</think>` (a reply may begin inside a block whose
+/// opening tag was part of the chat template) are removed. Every reader of model replies uses
+/// this one definition, so the authoring and the repair stage agree on what a model said.
+pub fn without_thinking(content: &str) -> Visible {
     let mut rest = match (content.find(THINK_CLOSE), content.find(THINK_OPEN)) {
         (Some(close), open) if open.is_none_or(|open| close < open) => {
             content.get(close + THINK_CLOSE.len()..).unwrap_or_default()
         }
         _ => content,
     };
-    let mut thought = rest.len() != content.len();
-    let mut unterminated = false;
-    let mut kept = String::with_capacity(rest.len());
+    let mut had_thinking = rest.len() != content.len();
+    let mut unclosed_thinking = false;
+    let mut text = String::with_capacity(rest.len());
     while let Some(open) = rest.find(THINK_OPEN) {
-        thought = true;
-        kept.push_str(rest.get(..open).unwrap_or_default());
+        had_thinking = true;
+        text.push_str(rest.get(..open).unwrap_or_default());
         let inner = rest.get(open + THINK_OPEN.len()..).unwrap_or_default();
         match inner.find(THINK_CLOSE) {
             Some(close) => rest = inner.get(close + THINK_CLOSE.len()..).unwrap_or_default(),
             None => {
-                unterminated = true;
+                unclosed_thinking = true;
                 rest = "";
             }
         }
     }
-    kept.push_str(rest);
-    let nothing_left = kept.trim().is_empty();
-    if (thought && nothing_left) || (unterminated && !kept.contains(['{', '['])) {
+    text.push_str(rest);
+    Visible {
+        text,
+        had_thinking,
+        unclosed_thinking,
+    }
+}
+
+/// The reply's text outside its reasoning, unless the reasoning is all there is: nothing visible
+/// is left, or an unclosed block cut off the reply before any JSON began.
+fn visible_json_text(content: &str) -> Result<String, ReplyError> {
+    let visible = without_thinking(content);
+    let nothing_left = visible.text.trim().is_empty();
+    if (visible.had_thinking && nothing_left)
+        || (visible.unclosed_thinking && !visible.text.contains(['{', '[']))
+    {
         return Err(ReplyError::OnlyThinking);
     }
-    Ok(kept)
+    Ok(visible.text)
 }
 
 /// Byte offset just past the `[` of the first `"items": [` in `text`.
@@ -406,6 +433,47 @@ mod tests {
         ));
     }
     use serde_json::json;
+
+    #[test]
+    fn without_thinking_removes_blocks_unclosed_tails_and_a_leading_close() {
+        let cases = [
+            ("no reasoning", "no reasoning", false, false),
+            (
+                "<think>ANSWER: 3</think>\nANSWER: 5",
+                "\nANSWER: 5",
+                true,
+                false,
+            ),
+            ("a<think>x</think>b<think>y</think>c", "abc", true, false),
+            ("So 10.\n<think>let me check 11", "So 10.\n", true, true),
+            (
+                "template opened it 9 </think>\nANSWER: 8",
+                "\nANSWER: 8",
+                true,
+                false,
+            ),
+            ("reasoning</think>kept<think>hidden", "kept", true, true),
+            (
+                "kept<think>a</think>b</think>c",
+                "keptb</think>c",
+                true,
+                false,
+            ),
+            ("</think><think>", "", true, true),
+            ("<think></think>", "", true, false),
+        ];
+        for (content, text, had_thinking, unclosed_thinking) in cases {
+            assert_eq!(
+                without_thinking(content),
+                Visible {
+                    text: text.to_string(),
+                    had_thinking,
+                    unclosed_thinking
+                },
+                "{content:?}"
+            );
+        }
+    }
 
     const TWO_ITEMS: &str =
         r#"{"items":[{"prompt":"p1","golds":["a"]},{"prompt":"p2","golds":["b"]}]}"#;
