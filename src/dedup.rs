@@ -37,12 +37,11 @@
 //! positions, every hash is seeded with a constant, and ties are broken by position.
 
 use crate::grade::norm;
+use crate::parallel;
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::iter;
-use std::num::NonZeroUsize;
-use std::thread;
 
 /// The Jaccard similarity from which two prompts are near duplicates unless configured otherwise.
 pub const DEFAULT_THRESHOLD: f64 = 0.8;
@@ -402,7 +401,7 @@ fn near_similarity<T: Ord>(a: &[T], b: &[T], threshold: f64) -> Option<f64> {
 }
 
 /// A prompt's normalised text and the number sequence in it.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Normalised {
     text: String,
     numbers: String,
@@ -443,59 +442,20 @@ impl Hasher for MixHasher {
     }
 }
 
-/// Runs `work` on about one chunk of `inputs` per available core; results in input order.
-fn parallel_chunks<T: Sync, R: Send>(inputs: &[T], work: impl Fn(&[T]) -> R + Sync) -> Vec<R> {
-    let work = &work;
-    thread::scope(|scope| {
-        let handles: Vec<_> = inputs
-            .chunks(chunk_len(inputs.len()))
-            .map(|chunk| scope.spawn(move || work(chunk)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|handle| {
-                handle
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
-    })
-}
-
-fn chunk_len(len: usize) -> usize {
-    let threads = thread::available_parallelism().map_or(1, NonZeroUsize::get);
-    len.div_ceil(threads).max(1)
-}
-
-/// Maps `work` over `inputs` on every available core, keeping the input order.
-fn parallel_map<T: Sync, R: Send + Default>(inputs: &[T], work: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let chunk = chunk_len(inputs.len());
-    let mut outputs: Vec<R> = iter::repeat_with(R::default).take(inputs.len()).collect();
-    let work = &work;
-    thread::scope(|scope| {
-        for (inputs, outputs) in inputs.chunks(chunk).zip(outputs.chunks_mut(chunk)) {
-            scope.spawn(move || {
-                for (input, output) in inputs.iter().zip(outputs) {
-                    *output = work(input);
-                }
-            });
-        }
-    });
-    outputs
-}
-
 // ---------------------------------------------------------------------------------------------
 // All pairs
 
 fn all_pairs(prompts: &[&str], reference_count: usize, threshold: f64) -> Vec<Duplicate> {
-    let normalised = parallel_map(prompts, |prompt| Normalised::new(prompt));
+    let normalised = parallel::map(prompts, parallel::threads(), |prompt| {
+        Normalised::new(prompt)
+    });
     let groups = number_groups(&normalised);
     let grouped_texts: Vec<Option<&str>> = normalised
         .iter()
         .zip(&groups)
         .map(|(item, group)| group.map(|_| item.text.as_str()))
         .collect();
-    let sets = parallel_map(&grouped_texts, |text| {
+    let sets = parallel::map(&grouped_texts, parallel::threads(), |text| {
         text.map(shingle_set).unwrap_or_default()
     });
     let (ranks, distinct) = rank_by_rarity(sets);
@@ -539,7 +499,7 @@ fn number_groups(normalised: &[Normalised]) -> Vec<Option<u32>> {
 /// set as sorted ranks (so a set's prefix holds its rarest shingles, which have short posting
 /// lists), with the number of distinct shingles.
 fn rank_by_rarity(sets: Vec<Vec<u64>>) -> (Vec<Vec<u32>>, usize) {
-    let mut partial_counts = parallel_chunks(&sets, |chunk| {
+    let mut partial_counts = parallel::chunks(&sets, parallel::threads(), |chunk| {
         let mut frequency: FastMap<u64, u32> = FastMap::default();
         for set in chunk {
             for &shingle in set {
@@ -564,7 +524,7 @@ fn rank_by_rarity(sets: Vec<Vec<u64>>) -> (Vec<Vec<u32>>, usize) {
     for (rank, &(_, shingle)) in (0u32..).zip(&by_rarity) {
         rank_of.insert(shingle, rank);
     }
-    let ranks = parallel_map(&sets, |set| {
+    let ranks = parallel::map(&sets, parallel::threads(), |set| {
         let mut ranks: Vec<u32> = set
             .iter()
             .filter_map(|shingle| rank_of.get(shingle).copied())
@@ -800,7 +760,9 @@ impl SurvivorIndex for AllPairsIndex<'_> {
 
 fn min_hash(prompts: &[&str], reference_count: usize, threshold: f64) -> Vec<Duplicate> {
     let probes = ProbeOrder::new();
-    let mut sketches = parallel_map(prompts, |prompt| Sketch::new(prompt, &probes));
+    let mut sketches = parallel::map(prompts, parallel::threads(), |prompt| {
+        Sketch::new(prompt, &probes)
+    });
     let (exact, exact_slots) = KeyGroups::new(sketches.iter().map(|sketch| Some(sketch.exact_key)));
     let bands = (0..BANDS)
         .map(|band| {
