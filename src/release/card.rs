@@ -5,10 +5,12 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::dataset::{pretty_name, CITATION, LICENSE_NAME, PAPER, TAGS};
+use super::dataset::{
+    pretty_name, CITATION, LICENSE_FILE, LICENSE_NAME, LICENSE_TERMS, PAPER, TAGS,
+};
 use super::info::{FlagCounts, ReleaseInfo};
 use crate::record::Category;
-use crate::schema::{json_number, ReleaseRecord, RowSource, COLUMNS};
+use crate::schema::{json_number, HubFeature, ReleaseRecord, RowSource, COLUMNS};
 use serde_json::Value;
 
 const GRADING: &str = r#"import re
@@ -91,7 +93,10 @@ pub fn render_card(
 
 fn front_matter(card: &mut String, info: &ReleaseInfo, jsonl_name: &str) {
     card.push_str("---\n");
-    let _ = writeln!(card, "license: other\nlicense_name: {LICENSE_NAME}");
+    let _ = writeln!(
+        card,
+        "license: other\nlicense_name: {LICENSE_NAME}\nlicense_link: {LICENSE_FILE}"
+    );
     card.push_str("task_categories:\n  - text-generation\n  - question-answering\n");
     card.push_str("language:\n  - en\n");
     card.push_str("tags:\n");
@@ -109,7 +114,29 @@ fn front_matter(card: &mut String, info: &ReleaseInfo, jsonl_name: &str) {
         "configs:\n  - config_name: default\n    data_files: {}",
         yaml_scalar(jsonl_name)
     );
+    dataset_info(card);
     card.push_str("---\n\n");
+}
+
+/// `dataset_info.features`: every column with its type, so the loaded schema is the same in every
+/// release; `datasets` fills a declared column that no line carries with null (falsy), and
+/// `ds.filter(lambda r: not r["_needs_review"])` works on a release where nothing is flagged.
+fn dataset_info(card: &mut String) {
+    card.push_str("dataset_info:\n  features:\n");
+    for column in &COLUMNS {
+        let _ = writeln!(card, "    - name: {}", yaml_scalar(column.name));
+        match column.kind.hub_feature() {
+            HubFeature::Value(dtype) => {
+                let _ = writeln!(card, "      dtype: {dtype}");
+            }
+            HubFeature::List { dtype, length } => {
+                let _ = writeln!(card, "      list: {dtype}");
+                if let Some(length) = length {
+                    let _ = writeln!(card, "      length: {length}");
+                }
+            }
+        }
+    }
 }
 
 /// A YAML scalar: plain when it cannot be misread, else double-quoted (JSON escaping is valid
@@ -118,7 +145,10 @@ fn yaml_scalar(text: &str) -> String {
     let plain = text
         .chars()
         .all(|c| c.is_alphanumeric() || matches!(c, ' ' | '.' | '_' | '-' | '—'))
-        && text.chars().next().is_some_and(char::is_alphanumeric)
+        && text
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_')
         && !text.ends_with(' ');
     if plain {
         text.to_string()
@@ -497,9 +527,9 @@ fn closing(card: &mut String, info: &ReleaseInfo, sha256: &str, records: &[Relea
     );
     let _ = writeln!(
         card,
-        "## Licensing\n\n\
-         Released for benchmark evaluation. Confirm the intended distribution license before public\n\
-         release (the frontmatter marks it `other`/`{LICENSE_NAME}` as a placeholder).\n"
+        "## Licensing\n\n{LICENSE_TERMS}\n\n\
+         The front matter marks it `other`/`{LICENSE_NAME}` with `license_link: {LICENSE_FILE}`:\n\
+         [`{LICENSE_FILE}`]({LICENSE_FILE}) travels with the release and `SHA256SUMS` covers it.\n"
     );
     let _ = writeln!(card, "## Citation\n\n```bibtex\n{CITATION}\n```\n");
     let flags = FlagCounts::of(records);
@@ -631,6 +661,7 @@ mod tests {
         let expected = [
             "license: other",
             "license_name: cosavu-eval",
+            "license_link: LICENSE.md",
             "pretty_name: SASEval v2 — Public Prompt Set",
             "size_categories:",
             "  - n<1K",
@@ -651,6 +682,68 @@ mod tests {
     }
 
     #[test]
+    fn dataset_info_declares_every_column_with_its_hub_type_and_the_flags_as_bool() {
+        let (card, records, _) = card_for(2);
+        assert!(
+            records.iter().all(|r| !r.needs_review),
+            "the card must declare the flag even when no record carries it"
+        );
+        let lines = front_matter_lines(&card);
+        let start = lines
+            .iter()
+            .position(|l| *l == "dataset_info:")
+            .expect("dataset_info");
+        assert_eq!(lines[start + 1], "  features:");
+        let features: Vec<&str> = lines[start + 2..]
+            .iter()
+            .take_while(|l| l.starts_with("    "))
+            .copied()
+            .collect();
+        let expected = "    - name: id
+      dtype: string
+    - name: category
+      dtype: string
+    - name: prompt
+      dtype: string
+    - name: golds
+      list: string
+    - name: target_action
+      list: float64
+      length: 5
+    - name: T
+      dtype: float64
+    - name: top_p
+      dtype: float64
+    - name: mode
+      dtype: string
+    - name: max_new
+      dtype: int64
+    - name: durable
+      list: string
+    - name: stale
+      list: string
+    - name: _gold_repaired
+      dtype: bool
+    - name: _needs_review
+      dtype: bool";
+        assert_eq!(features.join("\n"), expected);
+        let names = features.iter().filter(|l| l.contains("- name: ")).count();
+        assert_eq!(names, COLUMNS.len());
+    }
+
+    #[test]
+    fn the_licensing_section_links_the_license_file() {
+        let (card, _, _) = card_for(1);
+        let section = card
+            .split("## Licensing\n")
+            .nth(1)
+            .and_then(|rest| rest.split("\n## ").next())
+            .expect("a Licensing section");
+        assert!(section.contains("[`LICENSE.md`](LICENSE.md)"), "{section}");
+        assert!(section.contains(LICENSE_TERMS), "{section}");
+    }
+
+    #[test]
     fn size_categories_follow_the_hub_buckets() {
         assert_eq!(size_category(0), "n<1K");
         assert_eq!(size_category(999), "n<1K");
@@ -668,12 +761,17 @@ mod tests {
         );
         assert_eq!(yaml_scalar("v2: beta #1"), "\"v2: beta #1\"");
         assert_eq!(yaml_scalar("-v2"), "\"-v2\"");
+        assert_eq!(yaml_scalar("_needs_review"), "_needs_review");
     }
 
     #[test]
     fn header_states_file_hash_and_size() {
         let (card, _, _) = card_for(3);
-        let head: String = card.lines().take(40).collect::<Vec<_>>().join("\n");
+        let body = card
+            .split("\n---\n")
+            .nth(1)
+            .expect("a card after the front matter");
+        let head: String = body.lines().take(12).collect::<Vec<_>>().join("\n");
         assert!(head.contains(&format!("- **SHA-256:** `{SHA}`")), "{head}");
         assert!(
             head.contains("(30 lines, JSON Lines, UTF-8, 12,345 bytes)"),

@@ -1,4 +1,4 @@
-//! Turns assembled items into a release: the five release files written atomically, hashed, and
+//! Turns assembled items into a release: the release files written atomically, hashed, and
 //! checked by the same verifier users run, so a written release always passes `verify`. What a
 //! record is lives in `crate::schema`; what the files state lives in `info`.
 
@@ -74,8 +74,8 @@ const CARD: &str = "README.md";
 const CROISSANT: &str = "croissant.json";
 const SUMS: &str = "SHA256SUMS";
 
-/// Writes the JSONL, manifest, card, Croissant metadata and `SHA256SUMS` into `out_dir` (which
-/// must exist), each atomically. The JSONL is verified in memory first, against `info.counts` and
+/// Writes the JSONL, manifest, card, Croissant metadata, license and `SHA256SUMS` into `out_dir`
+/// (which must exist), each atomically. The JSONL is verified in memory first, against `info.counts` and
 /// every row in `info.target_rows`; a release that would not pass `verify` is not written.
 pub fn write_release(
     out_dir: &Path,
@@ -112,11 +112,13 @@ pub fn write_release(
     let manifest = manifest::render_manifest(info, &jsonl_name, &sha256, bytes, records)?;
     let readme = card::render_card(info, &jsonl_name, &sha256, bytes, records);
     let croissant = croissant::render_croissant(info, &jsonl_name, &sha256, bytes, records);
-    let outputs: [(&str, &[u8]); 4] = [
+    let license = dataset::license_file(info);
+    let outputs: [(&str, &[u8]); 5] = [
         (&jsonl_name, jsonl.as_bytes()),
         (MANIFEST, manifest.as_bytes()),
         (CARD, readme.as_bytes()),
         (CROISSANT, croissant.as_bytes()),
+        (dataset::LICENSE_FILE, license.as_bytes()),
     ];
     let mut sums = String::new();
     let mut files = Vec::with_capacity(outputs.len() + 1);
@@ -305,6 +307,7 @@ mod tests {
                 "manifest.json",
                 "README.md",
                 "croissant.json",
+                "LICENSE.md",
                 "SHA256SUMS"
             ]
         );
@@ -327,7 +330,7 @@ mod tests {
                 .expect("sha256sum runs");
             let stdout = String::from_utf8_lossy(&check.stdout);
             assert!(check.status.success(), "{stdout}");
-            assert_eq!(stdout.matches(": OK").count(), 4, "{stdout}");
+            assert_eq!(stdout.matches(": OK").count(), 5, "{stdout}");
         }
     }
 

@@ -1,7 +1,7 @@
 //! The thirteen columns of a release record, in the v1 card's order, each defined once: its
 //! name, its type, when a record carries it, how the card and Croissant describe it, and how its
-//! value is read off a record. The writer, `verify`, the card's schema table and Croissant's
-//! fields are all derived from [`COLUMNS`].
+//! value is read off a record. The writer, `verify`, the card's schema table and Hub features,
+//! and Croissant's fields are all derived from [`COLUMNS`].
 
 use super::record::{json_number, ReleaseRecord};
 use serde_json::Value;
@@ -17,6 +17,19 @@ pub enum Kind {
     Integer,
     /// A boolean flag, written only when true.
     Flag,
+}
+
+/// A column's type as a Hugging Face `datasets` feature, as a card's `dataset_info.features`
+/// spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HubFeature {
+    /// `dtype: <dtype>`.
+    Value(&'static str),
+    /// `list: <dtype>`, with `length: <n>` when every value has `n` items.
+    List {
+        dtype: &'static str,
+        length: Option<usize>,
+    },
 }
 
 impl Kind {
@@ -41,6 +54,25 @@ impl Kind {
             Kind::Float => ("sc:Float", None),
             Kind::Integer => ("sc:Integer", None),
             Kind::Flag => ("sc:Boolean", None),
+        }
+    }
+
+    /// The Hub feature: declared in the card, it gives every release the same schema, so a column
+    /// that no line carries (a flag nobody got) loads as null instead of being missing.
+    pub fn hub_feature(self) -> HubFeature {
+        match self {
+            Kind::Text => HubFeature::Value("string"),
+            Kind::TextList => HubFeature::List {
+                dtype: "string",
+                length: None,
+            },
+            Kind::Floats(n) => HubFeature::List {
+                dtype: "float64",
+                length: Some(n),
+            },
+            Kind::Float => HubFeature::Value("float64"),
+            Kind::Integer => HubFeature::Value("int64"),
+            Kind::Flag => HubFeature::Value("bool"),
         }
     }
 }

@@ -6,6 +6,6 @@ pub mod columns;
 mod record;
 mod target;
 
-pub use columns::{column, Column, Kind, Presence, COLUMNS};
+pub use columns::{column, Column, HubFeature, Kind, Presence, COLUMNS};
 pub use record::{json_number, ReleaseRecord};
 pub use target::{card_row, RowSource, TargetRow, CARD_ROWS, MAX_NEW_SCALE};
