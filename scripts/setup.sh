@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and testing saseval-gen needs on a fresh Debian/Ubuntu machine:
-# cmake and libclang (the llama.cpp build of the local backend), the bundled model, and the
-# Python `datasets` library (the release loader check). Safe to re-run: each step is skipped
-# when already done.
+# cmake and libclang (the llama.cpp build of the local backend), the bundled model, Chromium (the
+# release report is rendered in it headless), and the Python `datasets` and `mlcroissant`
+# libraries (the release loader checks). Safe to re-run: each step is skipped when already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,6 +16,10 @@ command -v sha256sum >/dev/null 2>&1 || need_apt+=(coreutils)
 command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3 python3-pip)
 command -v setpriv >/dev/null 2>&1 || need_apt+=(util-linux)
+# The report test renders report.html in headless Chromium (Debian's package, no browser download)
+# with a font for its text.
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+dpkg -s fonts-dejavu-core >/dev/null 2>&1 || need_apt+=(fonts-dejavu-core)
 if [ ${#need_apt[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
@@ -29,4 +33,8 @@ scripts/fetch-model.sh
 if [ "${SASEVAL_SKIP_PYTHON:-0}" != 1 ] && ! python3 -c 'import datasets' >/dev/null 2>&1; then
   echo "setup: installing the Python datasets library (for the release loader check)"
   python3 -m pip install --quiet --disable-pip-version-check datasets
+fi
+if [ "${SASEVAL_SKIP_PYTHON:-0}" != 1 ] && ! python3 -c 'import mlcroissant' >/dev/null 2>&1; then
+  echo "setup: installing the Python mlcroissant library (for the Croissant check)"
+  python3 -m pip install --quiet --disable-pip-version-check mlcroissant
 fi

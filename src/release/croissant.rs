@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use super::dataset::{pretty_name, CITATION, LICENSE_NAME, TAGS};
+use super::dataset::{pretty_name, CITATION, LICENSE_FILE, LICENSE_NAME, TAGS};
 use super::info::ReleaseInfo;
 use crate::schema::{Column, Presence, ReleaseRecord, COLUMNS};
 
@@ -57,11 +57,12 @@ pub fn render_croissant(
             pretty_name(info),
             info.total()
         ),
-        "version": info.version,
+        "version": semver(&info.version),
         "datePublished": info.date,
         "license": {
             "@type": "sc:CreativeWork",
-            "name": format!("{LICENSE_NAME} (placeholder; see README.md, Licensing)")
+            "name": format!("{LICENSE_NAME} (placeholder; see {LICENSE_FILE})"),
+            "url": LICENSE_FILE
         },
         "keywords": TAGS,
         "inLanguage": "en",
@@ -88,6 +89,69 @@ pub fn render_croissant(
 }
 
 const RECORD_SET: &str = "prompts";
+
+/// The release name as the `MAJOR.MINOR.PATCH` version Croissant asks for (the name itself stays
+/// in `name`): a leading `v` goes, up to three numbers are read and missing ones are 0, and what
+/// follows becomes the pre-release part. `v2` → `2.0.0`, `v2.1-rc.1` → `2.1.0-rc.1`,
+/// `nightly` → `0.0.0-nightly`.
+fn semver(version: &str) -> String {
+    let unprefixed = match version.strip_prefix(['v', 'V']) {
+        Some(rest) if rest.starts_with(|c: char| c.is_ascii_digit()) => rest,
+        _ => version,
+    };
+    let mut numbers: Vec<&str> = Vec::new();
+    let mut rest = unprefixed;
+    while numbers.len() < 3 {
+        let body = if numbers.is_empty() {
+            rest
+        } else {
+            match rest.strip_prefix('.') {
+                Some(body) if body.starts_with(|c: char| c.is_ascii_digit()) => body,
+                _ => break,
+            }
+        };
+        let digits = body
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(body.len());
+        if digits == 0 {
+            break;
+        }
+        numbers.push(&body[..digits]);
+        rest = &body[digits..];
+    }
+    let mut text = (0..3)
+        .map(|i| numbers.get(i).map_or("0", |n| without_leading_zeros(n)))
+        .collect::<Vec<_>>()
+        .join(".");
+    let pre_release: Vec<String> = rest
+        .split(['.', '_'])
+        .map(|part| part.trim_start_matches('-'))
+        .filter(|part| !part.is_empty())
+        .map(|part| {
+            if part.bytes().all(|b| b.is_ascii_digit()) {
+                without_leading_zeros(part).to_string()
+            } else {
+                part.chars()
+                    .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+                    .collect()
+            }
+        })
+        .collect();
+    if !pre_release.is_empty() {
+        text.push('-');
+        text.push_str(&pre_release.join("."));
+    }
+    text
+}
+
+fn without_leading_zeros(digits: &str) -> &str {
+    let trimmed = digits.trim_start_matches('0');
+    if trimmed.is_empty() {
+        "0"
+    } else {
+        trimmed
+    }
+}
 
 /// Whether any record has the column (the always-present columns always count).
 fn column_present(column: &Column, records: &[ReleaseRecord]) -> bool {
@@ -223,6 +287,81 @@ mod tests {
         assert_eq!(fields[8]["dataType"], "sc:Integer");
         assert_eq!(fields[11]["dataType"], "sc:Boolean");
         assert!(fields[0].get("isArray").is_none());
+    }
+
+    #[test]
+    fn the_version_is_semver_and_the_release_name_stays_in_name() {
+        let records = records(1);
+        let info = info(&records, 1);
+        let doc: Value =
+            serde_json::from_str(&render_croissant(&info, "f.jsonl", SHA, 1, &records))
+                .expect("valid JSON");
+        assert_eq!(doc["version"], "2.0.0");
+        assert_eq!(doc["name"], "SASEval v2");
+        assert_eq!(doc["license"]["url"], "LICENSE.md");
+    }
+
+    #[test]
+    fn release_names_become_semver_versions() {
+        let cases = [
+            ("v2", "2.0.0"),
+            ("V3", "3.0.0"),
+            ("2", "2.0.0"),
+            ("v2.1", "2.1.0"),
+            ("2.1.3", "2.1.3"),
+            ("v02.010", "2.10.0"),
+            ("v2.1-rc.1", "2.1.0-rc.1"),
+            ("v2_beta", "2.0.0-beta"),
+            ("v2rc1", "2.0.0-rc1"),
+            ("v2.1.3.4", "2.1.3-4"),
+            ("v3-rc.01", "3.0.0-rc.1"),
+            ("nightly", "0.0.0-nightly"),
+            ("v", "0.0.0-v"),
+            ("v2..x", "2.0.0-x"),
+            ("v2-", "2.0.0"),
+            ("99999999999999999999999", "99999999999999999999999.0.0"),
+        ];
+        for (name, want) in cases {
+            assert_eq!(semver(name), want, "{name}");
+        }
+    }
+
+    /// The SemVer 2.0.0 grammar, written out: what mlcroissant checks with its regex.
+    fn is_semver(text: &str) -> bool {
+        let numeric = |s: &str| {
+            !s.is_empty()
+                && s.bytes().all(|b| b.is_ascii_digit())
+                && (s == "0" || !s.starts_with('0'))
+        };
+        let (core, pre) = match text.split_once('-') {
+            Some((core, pre)) => (core, Some(pre)),
+            None => (text, None),
+        };
+        let core_ok = core.split('.').count() == 3 && core.split('.').all(numeric);
+        let pre_ok = pre.is_none_or(|pre| {
+            pre.split('.').all(|id| {
+                !id.is_empty()
+                    && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                    && (numeric(id) || !id.bytes().all(|b| b.is_ascii_digit()))
+            })
+        });
+        core_ok && pre_ok
+    }
+
+    #[test]
+    fn every_version_a_release_may_have_becomes_valid_semver() {
+        let alphabet: Vec<char> = "v0123.-_aZ".chars().collect();
+        let mut names = vec![String::new()];
+        for _ in 0..5 {
+            names = names
+                .iter()
+                .flat_map(|name| alphabet.iter().map(move |c| format!("{name}{c}")))
+                .collect();
+            for name in &names {
+                let version = semver(name);
+                assert!(is_semver(&version), "{name:?} → {version:?}");
+            }
+        }
     }
 
     #[test]
