@@ -1817,3 +1817,211 @@ print("mlcroissant OK", len(records))
     );
     assert!(stdout.contains("hash mismatch refused"), "{stdout}");
 }
+
+/// Runs Chromium headless (Debian's package) on `args` with a fresh profile and no network
+/// services, ending it if it takes more than two minutes; returns (stdout, stderr).
+fn chromium(args: &[String]) -> (String, String) {
+    let profile = tempfile::tempdir().expect("profile dir");
+    let mut child = Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--hide-scrollbars",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("chromium starts");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while child.try_wait().expect("chromium status").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("chromium did not finish within 120 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let output = child.wait_with_output().expect("chromium output");
+    (
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// Whether Chromium is installed; a missing one is a failure where SASEVAL_REQUIRE_DATASETS is
+/// set (scripts/test.sh), else the check is skipped with a note.
+fn chromium_installed() -> bool {
+    let found = Command::new("chromium")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var("SASEVAL_REQUIRE_DATASETS").is_err(),
+            "chromium is required here (scripts/setup.sh installs Debian's package)"
+        );
+        eprintln!("skipping: chromium --version fails");
+    }
+    found
+}
+
+/// The console messages Chromium logged (`--enable-logging=stderr` prints each as a `CONSOLE`
+/// line, whatever its level); a page without a script should log none.
+fn console_lines(stderr: &str) -> Vec<&str> {
+    stderr.lines().filter(|l| l.contains(":CONSOLE")).collect()
+}
+
+fn png_size(png: &[u8]) -> Option<(u32, u32)> {
+    let header = png.get(..24)?;
+    if header.get(..8)? != b"\x89PNG\r\n\x1a\n" || header.get(12..16)? != b"IHDR" {
+        return None;
+    }
+    let width = u32::from_be_bytes(header.get(16..20)?.try_into().ok()?);
+    let height = u32::from_be_bytes(header.get(20..24)?.try_into().ok()?);
+    Some((width, height))
+}
+
+#[test]
+fn the_console_check_sees_a_planted_script_error() {
+    if !chromium_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("dir");
+    let page = dir.path().join("planted.html");
+    std::fs::write(
+        &page,
+        "<!DOCTYPE html><title>planted</title><h1>planted</h1>\
+         <script>console.error('planted error'); notDefinedAnywhere();</script>",
+    )
+    .expect("page");
+    let (_, stderr) = chromium(&["--dump-dom".into(), format!("file://{}", page.display())]);
+    let console = console_lines(&stderr);
+    assert!(
+        console.iter().any(|l| l.contains("planted error"))
+            && console
+                .iter()
+                .any(|l| l.contains("notDefinedAnywhere is not defined")),
+        "{stderr}"
+    );
+}
+
+/// The report's title and section headings, as a reader sees them (no audit ran here).
+const REPORT_HEADINGS: [&str; 7] = [
+    "Composition by category and domain",
+    "Prompt length by category",
+    "Authoring yield by round",
+    "Reject codes by category",
+    "Numeric repair outcomes",
+    "Deduplication",
+    "Flagged items",
+];
+
+#[test]
+fn the_release_report_renders_in_headless_chromium_without_console_errors() {
+    if !chromium_installed() {
+        return;
+    }
+    let fake = FakeApi::start(repair_responder());
+    let world = pipeline_release(&fake);
+    let report = world.out().join("report.html");
+    let html = std::fs::read_to_string(&report).expect("report.html");
+    for outside in ["<script", "<link", " src=", "url(", "@import"] {
+        assert!(
+            !html.contains(outside),
+            "the report loads something: {outside}"
+        );
+    }
+    let card = std::fs::read_to_string(world.out().join("README.md")).expect("card");
+    assert!(card.contains("](report.html)"), "the card links the report");
+    let sums = std::fs::read_to_string(world.out().join("SHA256SUMS")).expect("sums");
+    assert!(sums.lines().any(|l| l.ends_with("  report.html")), "{sums}");
+
+    let url = format!("file://{}", report.display());
+    let (dom, stderr) = chromium(&["--dump-dom".into(), url.clone()]);
+    assert!(
+        dom.contains("<title>SASEval v2 — release report</title>"),
+        "no title in the DOM:\n{dom}"
+    );
+    assert!(dom.contains("<h1>SASEval v2 — release report</h1>"));
+    for heading in REPORT_HEADINGS {
+        assert!(
+            dom.contains(&format!("<h2>{heading}</h2>")),
+            "no section {heading:?} in the DOM"
+        );
+    }
+    assert!(
+        !dom.contains("Audit panel pass rates"),
+        "no audit ran, so the report has no audit section"
+    );
+    let flagged: Vec<Value> = world
+        .read_jsonl("rejects.jsonl")
+        .into_iter()
+        .filter(|r| r["reason"] == "needs_review")
+        .collect();
+    assert_eq!(flagged.len(), 4);
+    for reject in &flagged {
+        let id = reject["item_id"].as_str().expect("item id");
+        assert!(dom.contains(id), "flagged item {id} is not in the report");
+    }
+    assert_eq!(
+        console_lines(&stderr),
+        Vec::<&str>::new(),
+        "console messages"
+    );
+
+    // The screenshot a laptop shows first, kept for CI under target/, and the whole page.
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| repo().join("target"), PathBuf::from);
+    std::fs::create_dir_all(&target).expect("target dir");
+    for (name, size) in [
+        ("report-screenshot.png", "1280,800"),
+        ("report-full-page.png", "1280,3600"),
+    ] {
+        let shot = target.join(name);
+        let _ = std::fs::remove_file(&shot);
+        let (_, stderr) = chromium(&[
+            format!("--window-size={size}"),
+            format!("--screenshot={}", shot.display()),
+            url.clone(),
+        ]);
+        assert_eq!(
+            console_lines(&stderr),
+            Vec::<&str>::new(),
+            "console messages"
+        );
+        let png = std::fs::read(&shot).unwrap_or_else(|e| panic!("{name}: {e}\n{stderr}"));
+        let (width, height) = png_size(&png).expect("a PNG");
+        assert_eq!(format!("{width},{height}"), size);
+        // A blank page of that size compresses to about 5 KB; the rendered report to far more.
+        assert!(
+            png.len() > 40_000,
+            "{name} looks blank: {} bytes",
+            png.len()
+        );
+    }
+}
+
+#[test]
+fn the_report_and_license_of_two_runs_are_byte_identical() {
+    let fake = FakeApi::start(repair_responder());
+    let first = pipeline_release(&fake);
+    let second = pipeline_release(&fake);
+    for name in ["report.html", "LICENSE.md", "SHA256SUMS"] {
+        let read = |world: &World| {
+            std::fs::read(world.out().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+        };
+        assert_eq!(
+            read(&first),
+            read(&second),
+            "{name} differs between two runs"
+        );
+    }
+}

@@ -9,6 +9,7 @@ use super::dataset::{
     pretty_name, CITATION, LICENSE_FILE, LICENSE_NAME, LICENSE_TERMS, PAPER, TAGS,
 };
 use super::info::{FlagCounts, ReleaseInfo};
+use super::REPORT;
 use crate::record::Category;
 use crate::schema::{json_number, HubFeature, ReleaseRecord, RowSource, COLUMNS};
 use serde_json::Value;
@@ -24,7 +25,7 @@ const V1_SHA256: &str = "ad7a6b932b8d59dc46483e6e7c53c17253e0b376e9796b4ade5d8ff
 const LONG_GOLD_WORDS: usize = 4;
 
 /// The v1 card's one-line character of each category.
-fn character(category: Category) -> &'static str {
+pub(super) fn character(category: Category) -> &'static str {
     match category {
         Category::SimpleFactual => "Short enterprise/technical Q&A, low compressibility",
         Category::BloatedFactual => {
@@ -177,6 +178,11 @@ fn header(card: &mut String, info: &ReleaseInfo, jsonl_name: &str, sha256: &str,
         card,
         "- **Version:** {} · **Built:** {} with saseval-gen {} (seed {}, config fingerprint `{}`)",
         info.version, info.date, info.tool_version, info.seed, info.config_fingerprint
+    );
+    let _ = writeln!(
+        card,
+        "- **Report:** [`{REPORT}`]({REPORT}) shows this release's numbers as charts (one \
+         self-contained page)"
     );
     let _ = writeln!(card, "- **Protocol:** *{PAPER}*\n\n---\n");
     card.push_str(
@@ -603,7 +609,7 @@ fn number(x: f64) -> String {
     json_number(x).to_string()
 }
 
-fn group(n: usize) -> String {
+pub(super) fn group(n: usize) -> String {
     group_u64(n as u64)
 }
 

@@ -1,5 +1,6 @@
-//! What the manifest and the card state about a release, as the stages measured it: counts,
-//! repair and dedup numbers, usage, author yield, shortfall and target rows.
+//! What the manifest, the card and the report state about a release, as the stages measured it:
+//! counts, repair and dedup numbers, usage, author yield, rejects, flagged items, shortfall and
+//! target rows, and the audit panel's numbers once an audit ran.
 
 use std::collections::BTreeMap;
 
@@ -27,6 +28,68 @@ pub struct RepairNumbers {
     pub repaired: usize,
     pub flagged: usize,
     pub by_category: BTreeMap<Category, RepairCounts>,
+}
+
+/// How one verifier model's re-solves went (over every numeric candidate it was asked about).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct VerifierNumbers {
+    /// Replies with a number read off them.
+    pub answered: usize,
+    /// Replies with no number (or no reply).
+    pub unparseable: usize,
+    /// Answers taken from the last number because the `ANSWER:` line was missing.
+    pub fell_back: usize,
+    /// Answers whose `EXPR` did not evaluate to the `ANSWER`.
+    pub expr_mismatch: usize,
+    pub agreed_with_key: usize,
+    pub disagreed_with_key: usize,
+}
+
+/// The audit panel's numbers, once an audit ran: how often each panel model's answer graded
+/// correct under the card's grader.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct AuditNumbers {
+    /// The panel, in config order.
+    pub models: Vec<String>,
+    /// Per category, per panel model.
+    pub pass: BTreeMap<Category, BTreeMap<String, PassCount>>,
+}
+
+/// Items one panel model answered in one category, and how many of them graded correct.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct PassCount {
+    pub answered: usize,
+    pub correct: usize,
+}
+
+/// Where a flagged item went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FlagOutcome {
+    /// Kept (`--keep-flagged`) as this record id, carrying `_needs_review`.
+    Released(String),
+    /// Left out because `keep_flagged` was off.
+    LeftOut,
+    /// Dropped as a duplicate before the flag policy applied.
+    Duplicate,
+    /// Kept but not chosen when its category was trimmed.
+    NotChosen,
+}
+
+/// An item some stage flagged `_needs_review`, with why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlaggedItem {
+    /// The candidate's id (as in `authored.jsonl`).
+    pub item_id: String,
+    pub category: Category,
+    /// The stage that flagged it (`repair`; `audit` once it exists).
+    pub stage: String,
+    /// The stage's reason code.
+    pub reason: String,
+    /// What led to it, e.g. the key and each verifier's answer.
+    pub detail: String,
+    /// The start of the prompt.
+    pub excerpt: String,
+    pub outcome: FlagOutcome,
 }
 
 /// Items the assemble stage dropped before trimming.
@@ -76,7 +139,15 @@ pub struct ReleaseInfo {
     pub authored: BTreeMap<Category, usize>,
     /// Authoring rejects by reason code.
     pub rejects: BTreeMap<String, usize>,
+    /// Every reject in `rejects.jsonl` (authoring and assembly) by category and reason code.
+    pub rejects_by_category: BTreeMap<Category, BTreeMap<String, usize>>,
     pub repair: RepairNumbers,
+    /// Per verifier model.
+    pub verifiers: BTreeMap<String, VerifierNumbers>,
+    /// Every item flagged `_needs_review`, whether or not the release keeps it.
+    pub flagged: Vec<FlaggedItem>,
+    /// `None` until an audit ran; the report's audit section appears only with it.
+    pub audit: Option<AuditNumbers>,
     pub dedup: DedupNumbers,
     /// Batch usage per stage name.
     pub usage: BTreeMap<String, Usage>,

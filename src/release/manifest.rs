@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::info::{DedupNumbers, FlagCounts, ReleaseInfo, RepairNumbers, Shortfall};
+use super::info::{
+    AuditNumbers, DedupNumbers, FlagCounts, ReleaseInfo, RepairNumbers, Shortfall, VerifierNumbers,
+};
 use super::ReleaseError;
 use crate::batch::Usage;
 use crate::record::Category;
@@ -38,7 +40,11 @@ struct Manifest<'a> {
     verifier_models: &'a [String],
     authored: &'a BTreeMap<Category, usize>,
     rejects: &'a BTreeMap<String, usize>,
+    rejects_by_category: &'a BTreeMap<Category, BTreeMap<String, usize>>,
     repair: &'a RepairNumbers,
+    verifiers: &'a BTreeMap<String, VerifierNumbers>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    audit: Option<&'a AuditNumbers>,
     dedup: &'a DedupNumbers,
     usage: &'a BTreeMap<String, Usage>,
     author_yield: &'a [RoundYield],
@@ -114,7 +120,10 @@ pub(super) fn render_manifest(
         verifier_models: &info.verifier_models,
         authored: &info.authored,
         rejects: &info.rejects,
+        rejects_by_category: &info.rejects_by_category,
         repair: &info.repair,
+        verifiers: &info.verifiers,
+        audit: info.audit.as_ref(),
         dedup: &info.dedup,
         usage: &info.usage,
         author_yield: &info.author_yield,

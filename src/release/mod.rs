@@ -7,6 +7,7 @@ mod croissant;
 mod dataset;
 mod info;
 mod manifest;
+mod report;
 #[cfg(test)]
 pub(crate) mod test_support;
 
@@ -16,7 +17,10 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-pub use info::{DedupNumbers, FlagCounts, ReleaseInfo, RepairCounts, RepairNumbers, Shortfall};
+pub use info::{
+    AuditNumbers, DedupNumbers, FlagCounts, FlagOutcome, FlaggedItem, PassCount, ReleaseInfo,
+    RepairCounts, RepairNumbers, Shortfall, VerifierNumbers,
+};
 
 use crate::batch::hex;
 use crate::fsio::write_atomic;
@@ -72,10 +76,11 @@ fn first_problem(problems: &[Problem]) -> String {
 const MANIFEST: &str = "manifest.json";
 const CARD: &str = "README.md";
 const CROISSANT: &str = "croissant.json";
+pub const REPORT: &str = "report.html";
 const SUMS: &str = "SHA256SUMS";
 
-/// Writes the JSONL, manifest, card, Croissant metadata, license and `SHA256SUMS` into `out_dir`
-/// (which must exist), each atomically. The JSONL is verified in memory first, against `info.counts` and
+/// Writes the JSONL, manifest, card, Croissant metadata, license, report and `SHA256SUMS` into
+/// `out_dir` (which must exist), each atomically. The JSONL is verified in memory first, against `info.counts` and
 /// every row in `info.target_rows`; a release that would not pass `verify` is not written.
 pub fn write_release(
     out_dir: &Path,
@@ -113,12 +118,14 @@ pub fn write_release(
     let readme = card::render_card(info, &jsonl_name, &sha256, bytes, records);
     let croissant = croissant::render_croissant(info, &jsonl_name, &sha256, bytes, records);
     let license = dataset::license_file(info);
-    let outputs: [(&str, &[u8]); 5] = [
+    let report = report::render_report(info, &jsonl_name, &sha256, records);
+    let outputs: [(&str, &[u8]); 6] = [
         (&jsonl_name, jsonl.as_bytes()),
         (MANIFEST, manifest.as_bytes()),
         (CARD, readme.as_bytes()),
         (CROISSANT, croissant.as_bytes()),
         (dataset::LICENSE_FILE, license.as_bytes()),
+        (REPORT, report.as_bytes()),
     ];
     let mut sums = String::new();
     let mut files = Vec::with_capacity(outputs.len() + 1);
@@ -308,6 +315,7 @@ mod tests {
                 "README.md",
                 "croissant.json",
                 "LICENSE.md",
+                "report.html",
                 "SHA256SUMS"
             ]
         );
@@ -330,7 +338,7 @@ mod tests {
                 .expect("sha256sum runs");
             let stdout = String::from_utf8_lossy(&check.stdout);
             assert!(check.status.success(), "{stdout}");
-            assert_eq!(stdout.matches(": OK").count(), 5, "{stdout}");
+            assert_eq!(stdout.matches(": OK").count(), 6, "{stdout}");
         }
     }
 
@@ -370,6 +378,12 @@ mod tests {
             "saseval_gen"
         );
         assert_eq!(manifest["target_actions"]["reasoning"]["L"], 768);
+        assert_eq!(
+            manifest["rejects_by_category"]["long_document_qa"]["gold_not_in_document"],
+            2
+        );
+        assert_eq!(manifest["verifiers"]["test-verifier"]["answered"], 8);
+        assert!(manifest.get("audit").is_none(), "no audit ran");
         let keys: Vec<_> = manifest
             .as_object()
             .expect("object")

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::info::{DedupNumbers, ReleaseInfo, RepairCounts, RepairNumbers};
+use super::info::{DedupNumbers, ReleaseInfo, RepairCounts, RepairNumbers, VerifierNumbers};
 use crate::batch::Usage;
 use crate::record::{Candidate, Category};
 use crate::schema::{ReleaseRecord, TargetRow, CARD_ROWS};
@@ -112,6 +112,20 @@ pub(crate) fn info(records: &[ReleaseRecord], per_category: usize) -> ReleaseInf
         ]
         .into_iter()
         .collect(),
+        rejects_by_category: [
+            (
+                Category::LongDocumentQa,
+                [("gold_not_in_document".to_string(), 2)]
+                    .into_iter()
+                    .collect(),
+            ),
+            (
+                Category::SimpleFactual,
+                [("no_json".to_string(), 3)].into_iter().collect(),
+            ),
+        ]
+        .into_iter()
+        .collect(),
         repair: RepairNumbers {
             checked: 2 * repair_counts.checked,
             agreed: 2 * repair_counts.agreed,
@@ -124,6 +138,19 @@ pub(crate) fn info(records: &[ReleaseRecord], per_category: usize) -> ReleaseInf
             .into_iter()
             .collect(),
         },
+        verifiers: [(
+            "test-verifier".to_string(),
+            VerifierNumbers {
+                answered: 2 * per_category + 4,
+                agreed_with_key: 2 * per_category,
+                disagreed_with_key: 4,
+                ..VerifierNumbers::default()
+            },
+        )]
+        .into_iter()
+        .collect(),
+        flagged: Vec::new(),
+        audit: None,
         dedup: DedupNumbers {
             exact: 4,
             near: 3,

@@ -1,16 +1,20 @@
 //! The assemble stage: drops exact and near-duplicate prompts (also against earlier releases),
 //! leaves out flagged items unless asked to keep them, trims each category to
 //! `release.per_category` with a seeded, domain-balanced choice, attaches target actions, and
-//! writes the hashed release with its manifest, card and Croissant metadata.
+//! writes the hashed release with its manifest, card, Croissant metadata and report.
 
-use super::{Ctx, AUTHORED, AUTHOR_SUMMARY, REJECTS, REPAIRED, REPAIR_SUMMARY, USAGE};
+use super::{
+    Ctx, AUTHORED, AUTHOR_SUMMARY, REJECTS, REPAIRED, REPAIR_REPORT, REPAIR_SUMMARY, USAGE,
+};
 use crate::app::UsageError;
 use crate::batch::Usage;
 use crate::cli::AssembleArgs;
 use crate::config::Config;
 use crate::dedup::{self, Against, DedupConfig, DupKind, Method};
 use crate::record::{excerpt, Candidate, Category, Reject};
-use crate::release::{self, DedupNumbers, ReleaseInfo, Shortfall};
+use crate::release::{
+    self, DedupNumbers, FlagOutcome, FlaggedItem, ReleaseInfo, Shortfall, VerifierNumbers,
+};
 use crate::schema::ReleaseRecord;
 use crate::seeded;
 use crate::stages::repair::Summary;
@@ -215,6 +219,96 @@ struct AuthorSummary {
     rounds: Vec<RoundYield>,
 }
 
+/// What `repair_report.jsonl` says of an item: the parts the release report shows.
+#[derive(Debug, serde::Deserialize)]
+struct RepairVerdict {
+    item_id: String,
+    decision: String,
+    reason: String,
+    #[serde(default)]
+    key_golds: Vec<String>,
+    #[serde(default)]
+    verifiers: Vec<VerifierSaid>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct VerifierSaid {
+    model: String,
+    raw_answer: Option<String>,
+    error: Option<String>,
+}
+
+impl RepairVerdict {
+    /// The key, then what each verifier answered.
+    fn detail(&self) -> String {
+        let key = self.key_golds.first().map_or("none", String::as_str);
+        let answers = self.verifiers.iter().map(|v| {
+            let said = match (&v.raw_answer, &v.error) {
+                (Some(answer), _) => answer.as_str(),
+                (None, Some(error)) => error.as_str(),
+                (None, None) => "no answer",
+            };
+            format!("{}: {said}", v.model)
+        });
+        std::iter::once(format!("key {key}"))
+            .chain(answers)
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
+/// Characters of a flagged item's prompt the report shows.
+const FLAGGED_EXCERPT: usize = 160;
+
+/// Every flagged candidate, with the repair stage's reason and where it went: kept as a record,
+/// dropped as a duplicate, left out, or not chosen when its category was trimmed.
+fn flagged_items(
+    flagged: &[Candidate],
+    verdicts: &[RepairVerdict],
+    assemble_rejects: &[Reject],
+    released: &BTreeMap<String, String>,
+) -> Vec<FlaggedItem> {
+    let verdicts: BTreeMap<&str, &RepairVerdict> = verdicts
+        .iter()
+        .filter(|v| v.decision == "flagged")
+        .map(|v| (v.item_id.as_str(), v))
+        .collect();
+    let dropped: BTreeMap<&str, &str> = assemble_rejects
+        .iter()
+        .filter_map(|r| Some((r.item_id.as_deref()?, r.reason.as_str())))
+        .collect();
+    let mut items: Vec<FlaggedItem> = flagged
+        .iter()
+        .map(|item| {
+            let outcome = match (released.get(&item.id), dropped.get(item.id.as_str())) {
+                (Some(record_id), _) => FlagOutcome::Released(record_id.clone()),
+                (None, Some(reason)) if reason.starts_with("duplicate") => FlagOutcome::Duplicate,
+                (None, Some(_)) => FlagOutcome::LeftOut,
+                (None, None) => FlagOutcome::NotChosen,
+            };
+            let (stage, reason, detail) = match verdicts.get(item.id.as_str()) {
+                Some(verdict) => ("repair", verdict.reason.clone(), verdict.detail()),
+                None => (
+                    "unrecorded",
+                    "needs_review".to_string(),
+                    format!("{REPAIRED} flags it but {REPAIR_REPORT} has no flagged line for it"),
+                ),
+            };
+            FlaggedItem {
+                item_id: item.id.clone(),
+                category: item.category,
+                stage: stage.to_string(),
+                reason,
+                detail,
+                excerpt: excerpt(&item.prompt, FLAGGED_EXCERPT),
+                outcome,
+            }
+        })
+        .collect();
+    items.sort_by(|a, b| (a.category, &a.item_id).cmp(&(b.category, &b.item_id)));
+    items
+}
+
 fn read_json_or_default<T: serde::de::DeserializeOwned + Default>(
     path: &Path,
 ) -> Result<T, anyhow::Error> {
@@ -257,6 +351,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<(), anyhow::Error> 
         Vec::new()
     };
     let authored = count_by_category(&items);
+    let flagged: Vec<Candidate> = items.iter().filter(|i| i.needs_review).cloned().collect();
     let filtered = filter(config, items, &references, keep_flagged)?;
 
     let per_category = config.release.per_category;
@@ -264,6 +359,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<(), anyhow::Error> 
     let mut shortfall = Vec::new();
     let mut counts = BTreeMap::new();
     let mut domain_counts: BTreeMap<Category, BTreeMap<String, usize>> = BTreeMap::new();
+    let mut released_flagged: BTreeMap<String, String> = BTreeMap::new();
     let mut pool: BTreeMap<Category, Vec<Candidate>> = BTreeMap::new();
     for item in filtered.kept {
         pool.entry(item.category).or_default().push(item);
@@ -292,9 +388,18 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<(), anyhow::Error> 
                 .entry(item.domain.clone())
                 .or_default() += 1;
             let id = format!("{}-{:04}", config.release.id_prefix, records.len() + 1);
+            if item.needs_review {
+                released_flagged.insert(item.id.clone(), id.clone());
+            }
             records.push(ReleaseRecord::new(id, &item, &row));
         }
     }
+    let flagged = flagged_items(
+        &flagged,
+        &read_jsonl_or_empty(&ctx.out(REPAIR_REPORT))?,
+        &filtered.rejects,
+        &released_flagged,
+    );
     let mut all_rejects = author_rejects;
     all_rejects.extend(filtered.rejects);
     crate::jsonl::write(&rejects_path, &all_rejects)?;
@@ -314,6 +419,29 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<(), anyhow::Error> 
     for r in all_rejects.iter().filter(|r| r.stage == "author") {
         *reject_counts.entry(r.reason.clone()).or_default() += 1;
     }
+    let mut rejects_by_category: BTreeMap<Category, BTreeMap<String, usize>> = BTreeMap::new();
+    for r in &all_rejects {
+        *rejects_by_category
+            .entry(r.category)
+            .or_default()
+            .entry(r.reason.clone())
+            .or_default() += 1;
+    }
+    let verifiers = repair
+        .by_verifier
+        .iter()
+        .map(|(model, v)| {
+            let numbers = VerifierNumbers {
+                answered: v.answered,
+                unparseable: v.unparseable,
+                fell_back: v.fell_back,
+                expr_mismatch: v.expr_mismatch,
+                agreed_with_key: v.agreed_with_key,
+                disagreed_with_key: v.disagreed_with_key,
+            };
+            (model.clone(), numbers)
+        })
+        .collect();
     let info = ReleaseInfo {
         version: config.release.version.clone(),
         date: if config.release.date.is_empty() {
@@ -333,7 +461,12 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<(), anyhow::Error> 
         domain_counts,
         authored,
         rejects: reject_counts,
+        rejects_by_category,
         repair: repair.numbers(),
+        verifiers,
+        flagged,
+        // The audit stage does not exist yet; its numbers join here once it writes them.
+        audit: None,
         dedup: filtered.numbers,
         usage,
         author_yield: author.rounds.iter().map(RoundYield::counts_only).collect(),
@@ -346,7 +479,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<(), anyhow::Error> 
     };
     let written = release::write_release(ctx.out_dir(), &records, &info)?;
     let mut lines = vec![format!(
-        "assemble: wrote {} ({} records, sha256 {}) with SHA256SUMS, manifest.json, README.md and croissant.json in {}",
+        "assemble: wrote {} ({} records, sha256 {}) with SHA256SUMS, manifest.json, README.md, croissant.json, LICENSE.md and report.html in {}",
         written.jsonl_name,
         records.len(),
         written.sha256,
@@ -364,6 +497,17 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<(), anyhow::Error> 
     }
     ctx.printer.out(lines.join("\n"));
     Ok(())
+}
+
+/// The lines of a side file, or none when it does not exist.
+fn read_jsonl_or_empty<T: serde::de::DeserializeOwned>(
+    path: &Path,
+) -> Result<Vec<T>, anyhow::Error> {
+    if path.exists() {
+        Ok(crate::jsonl::read(path)?)
+    } else {
+        Ok(Vec::new())
+    }
 }
 
 fn count_by_category(items: &[Candidate]) -> BTreeMap<Category, usize> {
@@ -404,4 +548,94 @@ fn describe_shortfall(s: &Shortfall) -> String {
             reasons.join(", ")
         }
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn candidate(id: &str, category: Category) -> Candidate {
+        Candidate {
+            id: id.to_string(),
+            category,
+            domain: "fintech".to_string(),
+            prompt: format!("Prompt of {id}: what is the rate?"),
+            golds: vec!["12".to_string()],
+            durable: None,
+            stale: None,
+            custom_id: format!("author/{category}/r0/0000"),
+            model: "m".to_string(),
+            round: 0,
+            gold_repaired: false,
+            needs_review: true,
+        }
+    }
+
+    fn verdict(item_id: &str, decision: &str, reason: &str) -> RepairVerdict {
+        RepairVerdict {
+            item_id: item_id.to_string(),
+            decision: decision.to_string(),
+            reason: reason.to_string(),
+            key_golds: vec!["12%".to_string()],
+            verifiers: vec![
+                VerifierSaid {
+                    model: "v-a".to_string(),
+                    raw_answer: Some("12".to_string()),
+                    error: None,
+                },
+                VerifierSaid {
+                    model: "v-b".to_string(),
+                    raw_answer: None,
+                    error: Some("no ANSWER line".to_string()),
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn each_flagged_item_gets_its_repair_reason_and_where_it_went() {
+        let flagged = [
+            candidate("b.kept", Category::Reasoning),
+            candidate("a.left", Category::BloatedReasoning),
+            candidate("c.dup", Category::Reasoning),
+            candidate("d.spare", Category::Reasoning),
+            candidate("e.unknown", Category::Reasoning),
+        ];
+        let verdicts = [
+            verdict("b.kept", "flagged", "verifiers_disagree"),
+            verdict("a.left", "flagged", "ill_posed"),
+            verdict("c.dup", "flagged", "ill_posed"),
+            verdict("d.spare", "flagged", "verifier_unreliable"),
+            verdict("e.unknown", "agree", "agree"),
+        ];
+        let rejects = [
+            assemble_reject(&flagged[1], "needs_review", String::new(), None),
+            assemble_reject(&flagged[2], "duplicate_near", String::new(), None),
+        ];
+        let released = [("b.kept".to_string(), "sas-0007".to_string())]
+            .into_iter()
+            .collect();
+        let items = flagged_items(&flagged, &verdicts, &rejects, &released);
+        let seen: Vec<(&str, &str, &FlagOutcome)> = items
+            .iter()
+            .map(|i| (i.item_id.as_str(), i.reason.as_str(), &i.outcome))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (
+                    "b.kept",
+                    "verifiers_disagree",
+                    &FlagOutcome::Released("sas-0007".to_string())
+                ),
+                ("c.dup", "ill_posed", &FlagOutcome::Duplicate),
+                ("d.spare", "verifier_unreliable", &FlagOutcome::NotChosen),
+                ("e.unknown", "needs_review", &FlagOutcome::NotChosen),
+                ("a.left", "ill_posed", &FlagOutcome::LeftOut),
+            ]
+        );
+        assert_eq!(items[0].stage, "repair");
+        assert_eq!(items[0].detail, "key 12%; v-a: 12; v-b: no ANSWER line");
+        assert_eq!(items[3].stage, "unrecorded");
+    }
 }
