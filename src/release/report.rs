@@ -95,6 +95,7 @@ th:first-child,td:first-child,td.text,th.text{text-align:left}
 td.text{max-width:360px;overflow-wrap:anywhere}
 td.key{white-space:nowrap}
 .heat td{text-align:center;min-width:38px;border:2px solid var(--card)}
+.heat td:first-child{text-align:left}
 .heat th{vertical-align:bottom}
 tr.total td{font-weight:600;border-top:2px solid var(--line)}
 code{font-family:'DejaVu Sans Mono',monospace;font-size:12px}
