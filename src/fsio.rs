@@ -33,6 +33,64 @@ pub fn commit_temp(tmp: &Path, path: &Path) -> io::Result<()> {
     sync_dir(parent_dir(path))
 }
 
+/// Reads a small input file (config, template) whole, refusing anything that is not a regular
+/// file or is larger than `limit` bytes, so that `/dev/zero` or a huge file fails at once
+/// instead of filling memory.
+pub fn read_capped(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = File::open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "it is not a regular file",
+        ));
+    }
+    let too_large = || {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "it is larger than the {} the tool reads",
+                human_bytes(limit)
+            ),
+        )
+    };
+    if meta.len() > limit {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::new();
+    file.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large());
+    }
+    Ok(bytes)
+}
+
+fn human_bytes(n: u64) -> String {
+    match n {
+        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{} MB", n >> 20),
+        n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{} KB", n >> 10),
+        n => format!("{n} bytes"),
+    }
+}
+
+/// Where the first invalid UTF-8 byte of `bytes` sits, as `line L, column C (byte 0xXX)`
+/// (1-based; columns count characters), for errors that point at the offending spot.
+pub fn utf8_error_position(bytes: &[u8], error: &std::str::Utf8Error) -> String {
+    let valid = &bytes[..error.valid_up_to()];
+    let line = valid.iter().filter(|b| **b == b'\n').count() + 1;
+    let line_start = valid
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(0, |nl| nl + 1);
+    let column = String::from_utf8_lossy(&valid[line_start..])
+        .chars()
+        .count()
+        + 1;
+    let byte = bytes.get(error.valid_up_to()).copied().unwrap_or(0);
+    format!("line {line}, column {column} (byte 0x{byte:02X})")
+}
+
 /// Appends `bytes` to `path` (created if missing) and fsyncs before returning.
 pub fn append_durable(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut file = OpenOptions::new().create(true).append(true).open(path)?;

@@ -1432,3 +1432,135 @@ fn a_batch_stuck_in_validating_past_its_window_ends_with_a_clear_message() {
     world.run(&["cancel"]).success();
     assert_eq!(fake.counters().cancels, 1);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Round 2 (issue 13): a hostile server, damaged state and absurd config must not write outside
+// the out dir, bill twice, leak the key, panic, hang or lose a paid response.
+// ---------------------------------------------------------------------------------------------
+
+impl World {
+    /// Adds a `--set` for the runs from now on (a later `--set` of the same key wins).
+    fn also(&mut self, kv: &str) {
+        self.sets.push(kv.to_string());
+    }
+
+    /// Runs the binary, killing it after `secs` seconds: a test of "never hangs" must not hang.
+    fn run_within(&self, args: &[&str], env: &[(&str, &str)], secs: u64) -> Run {
+        let mut cmd = self.command(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        run_killed_after(cmd, secs)
+    }
+}
+
+/// Runs `cmd`, killing it after `secs` seconds (then `code` is `None` and stderr says so).
+fn run_killed_after(mut cmd: Command, secs: u64) -> Run {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let mut stderr = child.stderr.take().expect("stderr");
+    let out = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stdout.read_to_string(&mut text);
+        text
+    });
+    let err = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break Some(status);
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut stderr = err.join().unwrap_or_default();
+    if status.is_none() {
+        stderr.push_str(&format!("\n[test: killed after {secs} s]"));
+    }
+    Run {
+        code: status.and_then(|s| s.code()),
+        stdout: out.join().unwrap_or_default(),
+        stderr,
+    }
+}
+
+#[test]
+fn absurd_numbers_credentials_in_the_url_and_bad_sets_are_exit_2_before_any_request() {
+    let fake = FakeApi::start(good_responder());
+    let local_creds = fake.base_url().replace("http://", "http://user:hunter2@");
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec!["api.retry_initial_secs=1e300".into()],
+            "api.retry_initial_secs",
+        ),
+        (
+            vec!["api.poll_interval_secs=1e300".into()],
+            "api.poll_interval_secs",
+        ),
+        (
+            vec!["api.request_timeout_secs=1e300".into()],
+            "api.request_timeout_secs",
+        ),
+        (
+            vec!["release.per_category=1000000000000".into()],
+            "release.per_category",
+        ),
+        (
+            vec![
+                "release.per_category=1000000000000000000".into(),
+                "author.oversample=10".into(),
+            ],
+            "release.per_category",
+        ),
+        (vec!["repair.models=[\"\"]".into()], "repair.models"),
+        (vec![format!("api.base_url={local_creds}")], "api.base_url"),
+        (
+            vec!["api.base_url=https://user:hunter2@api.example.com/v1".into()],
+            "api.base_url",
+        ),
+        (
+            vec!["api.base_url=http://user:hunter2@10.1.2.3/v1".into()],
+            "api.base_url",
+        ),
+        (
+            vec!["api.poll_interval_secs=0.o5".into()],
+            "--set api.poll_interval_secs=0.o5",
+        ),
+    ];
+    for (sets, needle) in cases {
+        let mut world = World::new(&fake);
+        for set in &sets {
+            world.also(set);
+        }
+        let run = world.run_within(&["run"], &[], 60);
+        run.code(2).stderr_has(needle);
+        assert!(!run.stderr.contains("panicked"), "{sets:?}: {}", run.stderr);
+        assert!(!run.stderr.contains("hunter2"), "{sets:?}: {}", run.stderr);
+    }
+    let world = World::new(&fake);
+    let config = world.dir.path().join("latin1.toml");
+    let mut bytes = std::fs::read(repo().join("pipeline.toml")).expect("config");
+    bytes.insert(2, 0xE9);
+    std::fs::write(&config, bytes).expect("write");
+    let mut cmd = world.command(&["author"]);
+    cmd.arg("--config").arg(&config);
+    Run::of(cmd.output().expect("runs"))
+        .code(2)
+        .stderr_has("UTF-8")
+        .stderr_has("line 1, column 3");
+    assert_eq!(fake.counters().http_requests, 0, "nothing was sent");
+}

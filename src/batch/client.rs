@@ -18,6 +18,9 @@ pub enum ClientError {
     InsecureUrl(String),
     #[error("api.base_url {0} is not a valid URL")]
     BadUrl(String),
+    #[error("api.base_url {0} carries a user name or password (user:pass@…): remove them from the URL. The key is sent only from the environment variable named by api.api_key_env, and credentials in the URL would be sent too")]
+    CredentialsInUrl(String),
+
     #[error("{what}: the server said {status}: {message}")]
     Status {
         what: String,
@@ -46,7 +49,10 @@ impl ClientError {
     pub fn is_usage(&self) -> bool {
         matches!(
             self,
-            ClientError::MissingKey(_) | ClientError::InsecureUrl(_) | ClientError::BadUrl(_)
+            ClientError::MissingKey(_)
+                | ClientError::InsecureUrl(_)
+                | ClientError::BadUrl(_)
+                | ClientError::CredentialsInUrl(_)
         ) || matches!(
             self,
             ClientError::Status {
@@ -93,9 +99,14 @@ impl ApiKey {
     }
 }
 
-/// Refuses to send a key over plain HTTP unless the host is loopback.
+/// Refuses to send a key over plain HTTP unless the host is loopback, and refuses credentials
+/// in the URL (they would be sent beside the key, and printed in errors).
 pub fn check_base_url(url: &str) -> Result<reqwest::Url, ClientError> {
-    let parsed = reqwest::Url::parse(url).map_err(|_| ClientError::BadUrl(url.to_string()))?;
+    let shown = without_userinfo(url);
+    let parsed = reqwest::Url::parse(url).map_err(|_| ClientError::BadUrl(shown.clone()))?;
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err(ClientError::CredentialsInUrl(shown));
+    }
     match parsed.scheme() {
         "https" => Ok(parsed),
         "http" => {
@@ -111,10 +122,23 @@ pub fn check_base_url(url: &str) -> Result<reqwest::Url, ClientError> {
             if loopback {
                 Ok(parsed)
             } else {
-                Err(ClientError::InsecureUrl(url.to_string()))
+                Err(ClientError::InsecureUrl(shown))
             }
         }
-        _ => Err(ClientError::BadUrl(url.to_string())),
+        _ => Err(ClientError::BadUrl(shown)),
+    }
+}
+
+/// `url` with anything between `scheme://` and an `@` of its authority shown as `…`, so that an
+/// error never prints a password, whether or not the URL parses.
+fn without_userinfo(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://…@{}", &rest[at + 1..]),
+        None => url.to_string(),
     }
 }
 
