@@ -74,9 +74,26 @@ fn human_bytes(n: u64) -> String {
     }
 }
 
-/// Where the first invalid UTF-8 byte of `bytes` sits, as `line L, column C (byte 0xXX)`
-/// (1-based; columns count characters), for errors that point at the offending spot.
-pub fn utf8_error_position(bytes: &[u8], error: &std::str::Utf8Error) -> String {
+/// Where the first invalid UTF-8 byte of some text sits (1-based; columns count characters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Utf8Position {
+    pub line: usize,
+    pub column: usize,
+    pub byte: u8,
+}
+
+impl std::fmt::Display for Utf8Position {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "line {}, column {} (byte 0x{:02X})",
+            self.line, self.column, self.byte
+        )
+    }
+}
+
+/// The position in `bytes` of the invalid byte that `error` (from decoding `bytes`) found.
+pub fn utf8_error_position(bytes: &[u8], error: &std::str::Utf8Error) -> Utf8Position {
     let valid = &bytes[..error.valid_up_to()];
     let line = valid.iter().filter(|b| **b == b'\n').count() + 1;
     let line_start = valid
@@ -88,7 +105,7 @@ pub fn utf8_error_position(bytes: &[u8], error: &std::str::Utf8Error) -> String 
         .count()
         + 1;
     let byte = bytes.get(error.valid_up_to()).copied().unwrap_or(0);
-    format!("line {line}, column {column} (byte 0x{byte:02X})")
+    Utf8Position { line, column, byte }
 }
 
 /// Appends `bytes` to `path` (created if missing) and fsyncs before returning.

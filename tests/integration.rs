@@ -1498,6 +1498,73 @@ fn run_killed_after(mut cmd: Command, secs: u64) -> Run {
     }
 }
 
+/// Every file under `dir` outside `skip`, with its bytes.
+fn files_outside(dir: &Path, skip: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    all_files(dir)
+        .into_iter()
+        .filter(|f| !f.starts_with(skip))
+        .map(|f| {
+            let bytes = std::fs::read(&f).unwrap_or_default();
+            (f, bytes)
+        })
+        .collect()
+}
+
+fn key_in(bytes: &[u8]) -> bool {
+    bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes())
+}
+
+/// The bar every bad input is held to (the README's "bad input" table): each run ends with an
+/// exit code of the Contract and no panic or abort; the key is in no output and no file of the
+/// out dir; no file outside the out dir changes; and, where the run ends well, every request
+/// line a server batched has its outcome in the cache (no paid response lost).
+struct Bar {
+    dir: PathBuf,
+    out: PathBuf,
+    before: BTreeMap<PathBuf, Vec<u8>>,
+}
+
+impl Bar {
+    /// Takes the snapshot of everything beside the out dir, after the test's own setup.
+    fn before(world: &World) -> Bar {
+        Bar {
+            dir: world.dir.path().to_path_buf(),
+            out: world.out(),
+            before: files_outside(world.dir.path(), &world.out()),
+        }
+    }
+
+    /// Holds one run to the bar and hands it back.
+    fn ran(&self, run: Run) -> Run {
+        assert!(
+            matches!(run.code, Some(0..=2)) && !run.stderr.contains("panicked"),
+            "not an exit code of the Contract, or a panic:\n{}",
+            run.stderr
+        );
+        assert!(
+            !key_in(run.stdout.as_bytes()) && !key_in(run.stderr.as_bytes()),
+            "the key was printed:\n{}",
+            run.stderr
+        );
+        run
+    }
+
+    /// Holds the out dir and its surroundings to the bar once the runs are over.
+    fn after(&self) {
+        assert_eq!(
+            files_outside(&self.dir, &self.out),
+            self.before,
+            "a file outside the out dir changed"
+        );
+        if self.out.is_dir() {
+            for file in all_files(&self.out) {
+                let bytes = std::fs::read(&file).unwrap_or_default();
+                assert!(!key_in(&bytes), "the key is in {}", file.display());
+            }
+        }
+    }
+}
+
 #[test]
 fn absurd_numbers_credentials_in_the_url_and_bad_sets_are_exit_2_before_any_request() {
     let fake = FakeApi::start(good_responder());
@@ -1546,10 +1613,11 @@ fn absurd_numbers_credentials_in_the_url_and_bad_sets_are_exit_2_before_any_requ
         for set in &sets {
             world.also(set);
         }
-        let run = world.run_within(&["run"], &[], 60);
+        let bar = Bar::before(&world);
+        let run = bar.ran(world.run_within(&["run"], &[], 60));
         run.code(2).stderr_has(needle);
-        assert!(!run.stderr.contains("panicked"), "{sets:?}: {}", run.stderr);
         assert!(!run.stderr.contains("hunter2"), "{sets:?}: {}", run.stderr);
+        bar.after();
     }
     let world = World::new(&fake);
     let config = world.dir.path().join("latin1.toml");
@@ -1558,9 +1626,39 @@ fn absurd_numbers_credentials_in_the_url_and_bad_sets_are_exit_2_before_any_requ
     std::fs::write(&config, bytes).expect("write");
     let mut cmd = world.command(&["author"]);
     cmd.arg("--config").arg(&config);
-    Run::of(cmd.output().expect("runs"))
+    let bar = Bar::before(&world);
+    bar.ran(Run::of(cmd.output().expect("runs")))
         .code(2)
         .stderr_has("UTF-8")
         .stderr_has("line 1, column 3");
+    bar.after();
     assert_eq!(fake.counters().http_requests, 0, "nothing was sent");
+}
+
+#[test]
+fn an_oversized_or_endless_template_is_exit_2_naming_the_file() {
+    let prompts = tempfile::tempdir().expect("temp dir");
+    for entry in std::fs::read_dir(repo().join("tests/fixtures/prompts"))
+        .expect("fixtures")
+        .flatten()
+    {
+        std::fs::copy(entry.path(), prompts.path().join(entry.file_name())).expect("copy");
+    }
+    let template = prompts.path().join("reasoning.md");
+    let big = format!("{{{{count}}}} {{{{domain}}}} {}", "x".repeat(2 << 20));
+    std::fs::write(&template, big).expect("write");
+    let world = World::with_url("http://127.0.0.1:9/v1".into())
+        .set(&format!("author.prompts_dir={}", prompts.path().display()));
+    let bar = Bar::before(&world);
+    bar.ran(world.run_within(&["author"], &[], 60))
+        .code(2)
+        .stderr_has("reasoning.md")
+        .stderr_has("1 MB");
+    std::fs::remove_file(&template).expect("remove");
+    std::os::unix::fs::symlink("/dev/zero", &template).expect("symlink");
+    bar.ran(world.run_within(&["author"], &[], 60))
+        .code(2)
+        .stderr_has("reasoning.md")
+        .stderr_has("not a regular file");
+    bar.after();
 }
