@@ -1662,3 +1662,28 @@ fn an_oversized_or_endless_template_is_exit_2_naming_the_file() {
         .stderr_has("not a regular file");
     bar.after();
 }
+
+#[test]
+fn verify_names_a_byte_order_mark_and_where_a_line_stops_being_utf8() {
+    let world = World::with_url("http://127.0.0.1:9/v1".into());
+    let path = world.dir.path().join("bom.jsonl");
+    std::fs::write(
+        &path,
+        b"\xEF\xBB\xBF{\"id\": \"x\"}\n{\"id\": \"caf\xE9\"}\n",
+    )
+    .expect("write");
+    let bar = Bar::before(&world);
+    let run = bar.ran(world.run(&["verify", path.to_str().expect("utf-8")]));
+    run.code(1);
+    bar.after();
+    assert!(
+        run.stdout.contains("line 1") && run.stdout.contains("byte-order mark"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("line 2") && run.stdout.contains("column 12"),
+        "{}",
+        run.stdout
+    );
+}
