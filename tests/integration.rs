@@ -1636,6 +1636,61 @@ fn absurd_numbers_credentials_in_the_url_and_bad_sets_are_exit_2_before_any_requ
 }
 
 #[test]
+fn a_huge_release_is_refused_from_counts_before_any_request_is_built() {
+    use std::os::unix::process::CommandExt;
+    let fake = FakeApi::start(good_responder());
+    for (sets, needle) in [
+        (
+            &["release.per_category=1000000"][..],
+            "api.max_requests_per_job",
+        ),
+        (
+            &[
+                "release.per_category=1000000",
+                "api.max_requests_per_job=10000000",
+            ][..],
+            "author.max_cost_usd",
+        ),
+    ] {
+        for args in [&["author"][..], &["author", "--dry-run"][..]] {
+            let mut world = World::new(&fake);
+            for set in sets {
+                world.also(set);
+            }
+            let mut cmd = world.command(args);
+            // 1 GB of address space: building a million requests would need tens of GB.
+            unsafe {
+                cmd.pre_exec(|| {
+                    let limit = libc::rlimit {
+                        rlim_cur: 1 << 30,
+                        rlim_max: 1 << 30,
+                    };
+                    if libc::setrlimit(libc::RLIMIT_AS, &limit) == 0 {
+                        Ok(())
+                    } else {
+                        Err(std::io::Error::last_os_error())
+                    }
+                });
+            }
+            let bar = Bar::before(&world);
+            let run = bar.ran(run_killed_after(cmd, 60));
+            bar.after();
+            if args.contains(&"--dry-run") {
+                run.success();
+                assert!(
+                    run.stdout.contains("a run would stop here") && run.stdout.contains(needle),
+                    "the dry run shows the refusal: {}",
+                    run.stdout
+                );
+            } else {
+                run.code(2).stderr_has(needle).stderr_has("refusing");
+            }
+        }
+    }
+    assert_eq!(fake.counters().http_requests, 0);
+}
+
+#[test]
 fn an_oversized_or_endless_template_is_exit_2_naming_the_file() {
     let prompts = tempfile::tempdir().expect("temp dir");
     for entry in std::fs::read_dir(repo().join("tests/fixtures/prompts"))

@@ -276,18 +276,49 @@ pub fn check_guard(
     pending: &[&Request],
     guard: &CostGuard,
 ) -> Result<(), BatchError> {
+    check_request_count(config, pending.len())?;
+    refuse_over_cost(
+        pending.len(),
+        estimate_cost(config, pending.iter().copied()),
+        guard,
+    )
+}
+
+/// The same limits, checked from counts before a job's requests are built: each entry of
+/// `planned` is one request standing for `count` requests that differ from it only in their
+/// seed, so an absurd job is refused without rendering its bodies into memory first.
+pub fn check_planned(
+    config: &Config,
+    planned: &[(Request, usize)],
+    guard: &CostGuard,
+) -> Result<(), BatchError> {
+    let requests = planned
+        .iter()
+        .fold(0usize, |n, (_, count)| n.saturating_add(*count));
+    check_request_count(config, requests)?;
+    let weighted = planned.iter().map(|(r, count)| (r, *count as u64));
+    refuse_over_cost(requests, estimate_weighted(config, weighted), guard)
+}
+
+/// Refuses a job of more than `api.max_requests_per_job` requests.
+pub fn check_request_count(config: &Config, requests: usize) -> Result<(), BatchError> {
     let limit = config.api.max_requests_per_job;
-    if pending.len() > limit {
+    if requests > limit {
         return Err(BatchError::Usage(format!(
-            "refusing to submit {} requests: more than api.max_requests_per_job = {limit}; raise api.max_requests_per_job if this is intended",
-            pending.len()
+            "refusing to submit {requests} requests: more than api.max_requests_per_job = {limit}; raise api.max_requests_per_job if this is intended"
         )));
     }
-    let cost = estimate_cost(config, pending.iter().copied());
+    Ok(())
+}
+
+fn refuse_over_cost(
+    requests: usize,
+    cost: CostEstimate,
+    guard: &CostGuard,
+) -> Result<(), BatchError> {
     if cost.usd > guard.max_cost_usd {
         return Err(BatchError::Usage(format!(
-            "refusing to submit {} requests: the estimated worst-case cost ${:.2} (≈{} input tokens, ≤{} output tokens) is ${:.2} over {} = ${:.2}; raise {} if this is intended",
-            pending.len(),
+            "refusing to submit {requests} requests: the estimated worst-case cost ${:.2} (≈{} input tokens, ≤{} output tokens) is ${:.2} over {} = ${:.2}; raise {} if this is intended",
             cost.usd,
             cost.input_tokens,
             cost.output_tokens,
@@ -314,6 +345,14 @@ pub fn estimate_cost<'r>(
     config: &Config,
     requests: impl IntoIterator<Item = &'r Request>,
 ) -> CostEstimate {
+    estimate_weighted(config, requests.into_iter().map(|r| (r, 1)))
+}
+
+/// The estimate of requests each standing for `count` alike ones.
+pub fn estimate_weighted<'r>(
+    config: &Config,
+    requests: impl IntoIterator<Item = (&'r Request, u64)>,
+) -> CostEstimate {
     let mut estimate = CostEstimate {
         priced: true,
         ..CostEstimate::default()
@@ -322,7 +361,7 @@ pub fn estimate_cost<'r>(
         Provider::Groq | Provider::Openai => config.api.batch_discount,
         Provider::Local | Provider::File => 1.0,
     };
-    for r in requests {
+    for (r, count) in requests {
         let input = r
             .body
             .get("messages")
@@ -339,8 +378,9 @@ pub fn estimate_cost<'r>(
             .get("max_tokens")
             .and_then(Value::as_u64)
             .unwrap_or(0);
-        estimate.input_tokens += input;
-        estimate.output_tokens += output;
+        let (input, output) = (input.saturating_mul(count), output.saturating_mul(count));
+        estimate.input_tokens = estimate.input_tokens.saturating_add(input);
+        estimate.output_tokens = estimate.output_tokens.saturating_add(output);
         match (config.api.provider, config.prices.get(r.model())) {
             (Provider::Local | Provider::File, _) => {}
             (_, Some(price)) => {
