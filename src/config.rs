@@ -138,6 +138,10 @@ pub struct Local {
     pub context_size: u32,
     #[serde(default = "default_repeat_penalty")]
     pub repeat_penalty: f32,
+    /// A llama.cpp chat template name (`chatml`, `llama3`, …) or a Jinja template, for a model
+    /// whose GGUF carries none; `""` uses the model's own.
+    #[serde(default)]
+    pub chat_template: String,
 }
 
 impl Default for Local {
@@ -147,6 +151,7 @@ impl Default for Local {
             threads: default_threads(),
             context_size: default_context(),
             repeat_penalty: default_repeat_penalty(),
+            chat_template: String::new(),
         }
     }
 }
@@ -461,6 +466,11 @@ impl Config {
         whole(l.threads, "local.threads", 1, 1024)?;
         whole(l.context_size, "local.context_size", 64, 1 << 20)?;
         number(l.repeat_penalty, "local.repeat_penalty", 0.01, 10.0)?;
+        require(
+            !l.chat_template.contains('\0') && l.chat_template.len() <= 65_536,
+            "local.chat_template",
+            "a llama.cpp template name or a Jinja template (no NUL characters, at most 64 KB), or \"\" for the model's own",
+        )?;
         let au = &self.author;
         model_name(&au.model, "author.model")?;
         number(au.temperature, "author.temperature", 0.0, 2.0)?;

@@ -1742,3 +1742,32 @@ fn verify_names_a_byte_order_mark_and_where_a_line_stops_being_utf8() {
         run.stdout
     );
 }
+
+#[test]
+fn a_local_model_without_chat_template_is_exit_2_naming_local_chat_template() {
+    let Ok(model) = std::env::var("SASEVAL_TEST_MODEL") else {
+        eprintln!("skipping: SASEVAL_TEST_MODEL is not set (scripts/test.sh sets it)");
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut bytes = std::fs::read(&model).expect("test model");
+    let key = b"tokenizer.chat_template";
+    let at = bytes
+        .windows(key.len())
+        .position(|w| w == key)
+        .expect("the test model has a chat template");
+    bytes[at + key.len() - 1] = b'_';
+    let patched = dir.path().join("own-model.gguf");
+    std::fs::write(&patched, bytes).expect("write");
+    let world = World::with_url("https://unused.example/v1".into())
+        .set("api.provider=local")
+        .set(&format!("local.model_path={}", patched.display()))
+        .set("local.threads=1");
+    let bar = Bar::before(&world);
+    let run = bar.ran(world.run(&["author"]));
+    bar.after();
+    run.code(2)
+        .stderr_has("no chat template")
+        .stderr_has("local.chat_template");
+    assert!(!run.stderr.contains("fetch-model.sh"), "{}", run.stderr);
+}
