@@ -10,7 +10,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     require_file_name(path)?;
     let tmp = temp_path(path);
     {
-        let mut file = File::create(&tmp)?;
+        let mut file = create_temp(&tmp)?;
         file.write_all(bytes)?;
         file.sync_all()?;
     }
@@ -24,6 +24,18 @@ pub fn temp_path(path: &Path) -> PathBuf {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     parent_dir(path).join(format!(".{name}.tmp-{}", std::process::id()))
+}
+
+/// Creates the temp file `tmp` afresh: whatever a crashed run (or anyone) left at that name,
+/// a symlink included, is removed first, and the new file is created exclusively, so a write
+/// never follows a link planted at the temp name.
+pub fn create_temp(tmp: &Path) -> io::Result<File> {
+    match fs::remove_file(tmp) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    OpenOptions::new().write(true).create_new(true).open(tmp)
 }
 
 /// Renames a fully written and fsynced temp file over `path`, then fsyncs the folder.
@@ -106,6 +118,21 @@ pub fn utf8_error_position(bytes: &[u8], error: &std::str::Utf8Error) -> Utf8Pos
         + 1;
     let byte = bytes.get(error.valid_up_to()).copied().unwrap_or(0);
     Utf8Position { line, column, byte }
+}
+
+/// `path` as one shell word, quoted only when it needs to be, for commands that error messages
+/// tell the user to run.
+pub fn shell_word(path: &Path) -> String {
+    let text = path.display().to_string();
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c));
+    if plain {
+        text
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
 }
 
 /// Appends `bytes` to `path` (created if missing) and fsyncs before returning.

@@ -13,6 +13,7 @@ pub mod local;
 mod local_job;
 pub mod remote;
 pub mod request_file;
+pub mod untrusted;
 
 use crate::config::{Config, Provider};
 use crate::ui::Printer;
@@ -158,6 +159,43 @@ impl StateDir {
     pub fn export_dir(&self) -> PathBuf {
         self.out.join("export")
     }
+    /// Refuses a state folder in which an entry is a symbolic link: the run writes only inside
+    /// the out dir, never through a link to somewhere else (appending to a linked cache, writing
+    /// a journal or a download into a linked folder).
+    pub fn refuse_links(&self) -> Result<(), BatchError> {
+        let dirs = [
+            self.journal_dir(),
+            self.requests_dir(),
+            self.downloads_dir(),
+            self.export_dir(),
+        ];
+        let mut paths = vec![self.root.clone(), self.cache()];
+        paths.extend(dirs.iter().cloned());
+        for dir in &dirs {
+            let real_dir = std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir());
+            if let (true, Ok(entries)) = (real_dir, std::fs::read_dir(dir)) {
+                paths.extend(entries.filter_map(Result::ok).map(|e| e.path()));
+            }
+        }
+        for path in paths {
+            let linked = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
+            if linked {
+                let shown = path.strip_prefix(&self.out).unwrap_or(&path);
+                let target = std::fs::read_link(&path)
+                    .map(|t| t.display().to_string())
+                    .unwrap_or_else(|_| "?".into());
+                return Err(BatchError::Usage(format!(
+                    "{} in the out dir {} is a symbolic link (to {target}): saseval-gen keeps its state inside the out dir and does not write through links. Replace the link with a copy of what it points to (`rm {link} && cp -r {} {link}`), or use another --out",
+                    shown.display(),
+                    self.out.display(),
+                    crate::fsio::shell_word(Path::new(&target)),
+                    link = crate::fsio::shell_word(&path),
+                )));
+            }
+        }
+        Ok(())
+    }
+
     pub fn create_all(&self) -> std::io::Result<()> {
         for dir in [
             self.journal_dir(),
@@ -216,6 +254,7 @@ impl<'a> Runner<'a> {
         printer: &'a Printer,
     ) -> Result<Runner<'a>, BatchError> {
         let state = StateDir::new(out_dir);
+        state.refuse_links()?;
         state.create_all().map_err(|e| {
             BatchError::Runtime(format!("cannot create {}: {e}", state.root.display()))
         })?;
