@@ -69,6 +69,8 @@ pub fn printable(text: &str) -> String {
 #[derive(Clone)]
 pub struct Redactor {
     needles: Vec<Vec<u8>>,
+    /// Which bytes start a needle, so that a scan skips the rest at once.
+    starts: [bool; 256],
 }
 
 impl Redactor {
@@ -80,7 +82,11 @@ impl Redactor {
             needles.push(escaped);
         }
         needles.retain(|n| !n.is_empty());
-        Redactor { needles }
+        let mut starts = [false; 256];
+        for needle in &needles {
+            starts[usize::from(needle[0])] = true;
+        }
+        Redactor { needles, starts }
     }
 
     /// `input` with every occurrence of the key replaced by [`REDACTED`].
@@ -88,7 +94,8 @@ impl Redactor {
         let mut out: Option<Vec<u8>> = None;
         let mut copied = 0;
         let mut i = 0;
-        while i < input.len() {
+        while let Some(skip) = input[i..].iter().position(|b| self.starts[usize::from(*b)]) {
+            i += skip;
             match self.needle_at(input, i) {
                 Some(len) => {
                     let buf = out.get_or_insert_with(|| Vec::with_capacity(input.len()));
