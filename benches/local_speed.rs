@@ -160,6 +160,7 @@ fn run() -> Result<(), String> {
             threads,
             context_size,
             repeat_penalty: config.local.repeat_penalty,
+            chat_template: None,
         };
         measurements.extend(measure_engine(&settings, &workloads, repetitions)?);
     }

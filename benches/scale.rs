@@ -17,7 +17,7 @@ mod replies;
 mod synth;
 
 use saseval_gen::batch::cache::Cache;
-use saseval_gen::batch::ingest::ingest_file;
+use saseval_gen::batch::ingest::{ingest_file, NamedBadLines};
 use saseval_gen::batch::{CostGuard, Request, RunOptions, Runner};
 use saseval_gen::config::Config;
 use saseval_gen::dedup::{self, DedupConfig, Method};
@@ -446,8 +446,15 @@ fn parse_validate(dir: &Path, lines: usize) -> BenchResult<Value> {
     let (requests, keys) = synth::author_job(lines);
     let started = Instant::now();
     let mut cache = Cache::open(&run.join("cache.jsonl")).map_err(err("cache"))?;
-    let ingested =
-        ingest_file(&mut cache, &output, &keys, "bench", |_, _| Ok(())).map_err(err("ingest"))?;
+    let ingested = ingest_file(
+        &mut cache,
+        &output,
+        &keys,
+        "bench",
+        NamedBadLines::KeepAsFailure,
+        |_| Ok(()),
+    )
+    .map_err(err("ingest"))?;
     let ingest_s = started.elapsed().as_secs_f64();
     let started = Instant::now();
     let mut candidates =

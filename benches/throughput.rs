@@ -12,7 +12,7 @@ mod synth;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use saseval_gen::batch::cache::Cache;
-use saseval_gen::batch::ingest::ingest_file;
+use saseval_gen::batch::ingest::{ingest_file, NamedBadLines};
 use saseval_gen::config::Config;
 use saseval_gen::dedup::{self, DedupConfig, Method};
 use saseval_gen::jsonl;
@@ -48,14 +48,30 @@ fn parse_validate(c: &mut Criterion) {
                 Cache::open(&cache_path).expect("cache")
             },
             |mut cache| {
-                ingest_file(&mut cache, &output, &keys, "bench", |_, _| Ok(())).expect("ingest")
+                ingest_file(
+                    &mut cache,
+                    &output,
+                    &keys,
+                    "bench",
+                    NamedBadLines::KeepAsFailure,
+                    |_| Ok(()),
+                )
+                .expect("ingest")
             },
             BatchSize::PerIteration,
         )
     });
     let _ = std::fs::remove_file(&cache_path);
     let mut cache = Cache::open(&cache_path).expect("cache");
-    ingest_file(&mut cache, &output, &keys, "bench", |_, _| Ok(())).expect("ingest");
+    ingest_file(
+        &mut cache,
+        &output,
+        &keys,
+        "bench",
+        NamedBadLines::KeepAsFailure,
+        |_| Ok(()),
+    )
+    .expect("ingest");
     group.bench_function("derive_1000_lines", |b| {
         b.iter(|| {
             let mut candidates =

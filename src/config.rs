@@ -7,6 +7,9 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+/// The largest config file read (a real one is a few KB).
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read config file {path}: {source}\n  hint: pass --config <file>, or run from the folder that holds pipeline.toml")]
@@ -135,6 +138,10 @@ pub struct Local {
     pub context_size: u32,
     #[serde(default = "default_repeat_penalty")]
     pub repeat_penalty: f32,
+    /// A llama.cpp chat template name (`chatml`, `llama3`, …) or a Jinja template, for a model
+    /// whose GGUF carries none; `""` uses the model's own.
+    #[serde(default)]
+    pub chat_template: String,
 }
 
 impl Default for Local {
@@ -144,6 +151,7 @@ impl Default for Local {
             threads: default_threads(),
             context_size: default_context(),
             repeat_penalty: default_repeat_penalty(),
+            chat_template: String::new(),
         }
     }
 }
@@ -288,11 +296,21 @@ impl CategoryConfig {
 impl Config {
     /// Reads `path`, applies `--set` overrides, and checks everything.
     pub fn load(path: &Path, overrides: &[String]) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.to_path_buf(),
-            source,
+        let bytes = crate::fsio::read_capped(path, MAX_CONFIG_BYTES).map_err(|source| {
+            ConfigError::Read {
+                path: path.to_path_buf(),
+                source,
+            }
         })?;
-        let mut config = Config::parse(&text, path, overrides)?;
+        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+        let text = std::str::from_utf8(bytes).map_err(|e| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            message: format!(
+                "the file is not UTF-8 text: invalid byte at {}; save it as UTF-8",
+                crate::fsio::utf8_error_position(bytes, &e)
+            ),
+        })?;
+        let mut config = Config::parse(text, path, overrides)?;
         let base = path
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
@@ -319,17 +337,39 @@ impl Config {
             path: path.to_path_buf(),
             message,
         };
-        let mut table: toml::Table = text
+        let file_table: toml::Table = text
             .parse()
             .map_err(|e: toml::de::Error| invalid(e.to_string()))?;
+        let mut table = file_table.clone();
+        let mut read_as_strings = Vec::new();
         for arg in overrides {
-            apply_override(&mut table, arg)?;
+            let set = Override::parse(arg)?;
+            set.apply(&mut table)?;
+            if set.not_toml.is_some() {
+                read_as_strings.push(set);
+            }
         }
-        let mut config: Config = toml::Value::Table(table.clone())
-            .try_into()
-            .map_err(|e: toml::de::Error| invalid(e.to_string().trim_end().to_string()))?;
+        let mut config: Config = match toml::Value::Table(table.clone()).try_into() {
+            Ok(config) => config,
+            Err(e) => {
+                let message = e.to_string().trim_end().to_string();
+                return Err(
+                    blame_override(&file_table, overrides, &read_as_strings, &message)
+                        .unwrap_or_else(|| invalid(message)),
+                );
+            }
+        };
         config.table = table;
-        config.check().map_err(invalid)?;
+        let mut sets = overrides.iter().filter_map(|arg| Override::parse(arg).ok());
+        config.check().map_err(|message| {
+            match sets.find(|set| message.contains(&format!("`{}`", set.key()))) {
+                Some(set) => ConfigError::BadOverride {
+                    arg: set.arg,
+                    message,
+                },
+                None => invalid(message),
+            }
+        })?;
         Ok(config)
     }
 
@@ -367,11 +407,7 @@ impl Config {
             "release.version",
             "letters, digits, '.', '-' or '_' (it becomes part of a file name)",
         )?;
-        require(
-            r.per_category >= 1,
-            "release.per_category",
-            "a whole number ≥ 1",
-        )?;
+        whole(r.per_category, "release.per_category", 1, 1_000_000)?;
         require(
             !r.id_prefix.is_empty(),
             "release.id_prefix",
@@ -383,46 +419,44 @@ impl Config {
             "a date as YYYY-MM-DD, or \"\" for today",
         )?;
         let a = &self.api;
-        require(
-            a.poll_interval_secs > 0.0 && a.poll_interval_secs.is_finite(),
+        seconds(
+            a.poll_interval_secs,
             "api.poll_interval_secs",
-            "a number > 0",
+            0.001,
+            3600.0,
         )?;
-        require(
-            a.max_requests_per_batch >= 1 && a.max_requests_per_batch <= 50_000,
+        whole(
+            a.max_requests_per_batch,
             "api.max_requests_per_batch",
-            "1 to 50000 (the Batch API's line limit)",
+            1,
+            50_000,
         )?;
         require(
             a.max_bytes_per_batch >= 1_000 && a.max_bytes_per_batch <= 200_000_000,
             "api.max_bytes_per_batch",
             "1000 to 200000000 (the Batch API's 200 MB file limit)",
         )?;
-        require(
-            a.max_requests_per_job >= 1,
+        whole(
+            a.max_requests_per_job,
             "api.max_requests_per_job",
-            "a whole number ≥ 1",
+            1,
+            10_000_000,
         )?;
-        require(
-            (0.0..=1.0).contains(&a.batch_discount),
-            "api.batch_discount",
-            "a fraction from 0 to 1",
-        )?;
-        require(
-            a.retry_initial_secs > 0.0 && a.retry_initial_secs.is_finite(),
+        number(a.batch_discount, "api.batch_discount", 0.0, 1.0)?;
+        seconds(
+            a.retry_initial_secs,
             "api.retry_initial_secs",
-            "a number > 0",
+            0.001,
+            3600.0,
         )?;
-        require(
-            a.request_timeout_secs > 0.0 && a.request_timeout_secs.is_finite(),
+        seconds(
+            a.request_timeout_secs,
             "api.request_timeout_secs",
-            "a number > 0",
+            0.1,
+            86_400.0,
         )?;
-        require(
-            a.max_expiries >= 1,
-            "api.max_expiries",
-            "a whole number ≥ 1",
-        )?;
+        whole(a.max_retries, "api.max_retries", 0, 100)?;
+        whole(a.max_expiries, "api.max_expiries", 1, 100)?;
         require(
             !a.completion_window.trim().is_empty(),
             "api.completion_window",
@@ -436,43 +470,24 @@ impl Config {
         if matches!(a.provider, Provider::Groq | Provider::Openai) {
             crate::batch::client::check_base_url(&a.base_url).map_err(|e| e.to_string())?;
         }
+        let l = &self.local;
+        whole(l.threads, "local.threads", 1, 1024)?;
+        whole(l.context_size, "local.context_size", 64, 1 << 20)?;
+        number(l.repeat_penalty, "local.repeat_penalty", 0.01, 10.0)?;
+        require(
+            !l.chat_template.contains('\0') && l.chat_template.len() <= 65_536,
+            "local.chat_template",
+            "a llama.cpp template name or a Jinja template (no NUL characters, at most 64 KB), or \"\" for the model's own",
+        )?;
         let au = &self.author;
-        require(!au.model.trim().is_empty(), "author.model", "a model name")?;
-        require(
-            (0.0..=2.0).contains(&au.temperature),
-            "author.temperature",
-            "a number from 0 to 2",
-        )?;
-        require(
-            au.max_tokens >= 16,
-            "author.max_tokens",
-            "a whole number ≥ 16",
-        )?;
-        require(
-            au.oversample >= 1.0 && au.oversample <= 10.0,
-            "author.oversample",
-            "a number from 1 to 10",
-        )?;
-        require(
-            au.max_rounds >= 1,
-            "author.max_rounds",
-            "a whole number ≥ 1",
-        )?;
-        require(
-            au.max_gold_words >= 1,
-            "author.max_gold_words",
-            "a whole number ≥ 1",
-        )?;
-        require(
-            au.max_cost_usd >= 0.0,
-            "author.max_cost_usd",
-            "a number ≥ 0",
-        )?;
-        require(
-            au.bloat_factor >= 1.0,
-            "author.bloat_factor",
-            "a number ≥ 1",
-        )?;
+        model_name(&au.model, "author.model")?;
+        number(au.temperature, "author.temperature", 0.0, 2.0)?;
+        whole(au.max_tokens, "author.max_tokens", 16, MAX_TOKENS)?;
+        number(au.oversample, "author.oversample", 1.0, 10.0)?;
+        whole(au.max_rounds, "author.max_rounds", 1, 100)?;
+        whole(au.max_gold_words, "author.max_gold_words", 1, 100)?;
+        number(au.max_cost_usd, "author.max_cost_usd", 0.0, MAX_COST_USD)?;
+        number(au.bloat_factor, "author.bloat_factor", 1.0, 100.0)?;
         require(
             !au.domains.is_empty(),
             "author.domains",
@@ -489,21 +504,12 @@ impl Config {
             "repair.models",
             "a list of one or more verifier models",
         )?;
-        require(
-            (0.0..=2.0).contains(&rp.temperature),
-            "repair.temperature",
-            "a number from 0 to 2",
-        )?;
-        require(
-            rp.max_tokens >= 16,
-            "repair.max_tokens",
-            "a whole number ≥ 16",
-        )?;
-        require(
-            rp.max_cost_usd >= 0.0,
-            "repair.max_cost_usd",
-            "a number ≥ 0",
-        )?;
+        for model in &rp.models {
+            model_name(model, "repair.models")?;
+        }
+        number(rp.temperature, "repair.temperature", 0.0, 2.0)?;
+        whole(rp.max_tokens, "repair.max_tokens", 16, MAX_TOKENS)?;
+        number(rp.max_cost_usd, "repair.max_cost_usd", 0.0, MAX_COST_USD)?;
         let mut seen = std::collections::BTreeSet::new();
         require(
             rp.models.iter().all(|m| seen.insert(m)),
@@ -517,10 +523,18 @@ impl Config {
             "a Jaccard similarity in (0, 1]",
         )?;
         for (model, price) in &self.prices {
-            require(
-                price.input_per_mtok >= 0.0 && price.output_per_mtok >= 0.0,
-                &format!("prices.\"{model}\""),
-                "prices ≥ 0 in USD per million tokens",
+            let key = format!("prices.\"{model}\"");
+            number(
+                price.input_per_mtok,
+                &format!("{key}.input_per_mtok"),
+                0.0,
+                MAX_PRICE,
+            )?;
+            number(
+                price.output_per_mtok,
+                &format!("{key}.output_per_mtok"),
+                0.0,
+                MAX_PRICE,
             )?;
         }
         for name in self.categories.keys() {
@@ -564,7 +578,7 @@ impl Config {
                 "1 to 50",
             )?;
             if let Some(t) = row.max_tokens {
-                require(t >= 16, &format!("{key}.max_tokens"), "a whole number ≥ 16")?;
+                whole(t, &format!("{key}.max_tokens"), 16, MAX_TOKENS)?;
             }
             if let Some(words) = row.min_prompt_words {
                 require(
@@ -578,6 +592,45 @@ impl Config {
     }
 }
 
+/// Upper bounds of the open-ended numeric keys: far above any real use, low enough that no
+/// arithmetic or allocation derived from them can overflow.
+const MAX_TOKENS: u32 = 1_000_000;
+const MAX_COST_USD: f64 = 1_000_000.0;
+const MAX_PRICE: f64 = 10_000.0;
+
+/// A whole-number key within `lo..=hi`.
+fn whole<T: PartialOrd + fmt::Display>(value: T, key: &str, lo: T, hi: T) -> Result<(), String> {
+    let ok = value >= lo && value <= hi;
+    require(ok, key, &format!("a whole number from {lo} to {hi}"))
+}
+
+/// A number key within `lo..=hi` (NaN and infinities are outside every range).
+fn number<T: Into<f64> + Copy>(value: T, key: &str, lo: f64, hi: f64) -> Result<(), String> {
+    let value = value.into();
+    let ok = value.is_finite() && value >= lo && value <= hi;
+    require(ok, key, &format!("a number from {lo} to {hi}"))
+}
+
+/// A duration key in seconds within `lo..=hi`.
+fn seconds(value: f64, key: &str, lo: f64, hi: f64) -> Result<(), String> {
+    let ok = value.is_finite() && value >= lo && value <= hi;
+    require(ok, key, &format!("a number of seconds from {lo} to {hi}"))
+}
+
+/// A model name: it goes into request bodies, custom_ids and file fingerprints, so it must be
+/// a non-blank single line of printable text.
+fn model_name(name: &str, key: &str) -> Result<(), String> {
+    let ok = !name.trim().is_empty()
+        && name.trim() == name
+        && name.chars().count() <= 256
+        && !name.chars().any(char::is_control);
+    require(
+        ok,
+        key,
+        "model names: non-blank, without surrounding spaces or control characters, at most 256 characters",
+    )
+}
+
 fn require(ok: bool, key: &str, expected: &str) -> Result<(), String> {
     if ok {
         Ok(())
@@ -586,40 +639,150 @@ fn require(ok: bool, key: &str, expected: &str) -> Result<(), String> {
     }
 }
 
-/// Applies one `--set dotted.key=value`; the value is parsed as TOML, else taken as a string.
-fn apply_override(table: &mut toml::Table, arg: &str) -> Result<(), ConfigError> {
-    let bad = |message: &str| ConfigError::BadOverride {
-        arg: arg.to_string(),
-        message: message.to_string(),
-    };
-    let (key, raw) = arg
-        .split_once('=')
-        .ok_or_else(|| bad("expected <dotted.key>=<value>"))?;
-    let path: Vec<&str> = key.trim().split('.').collect();
-    if path.iter().any(|p| p.is_empty()) {
-        return Err(bad("the key has an empty part"));
-    }
-    let value = parse_override_value(raw.trim());
-    let (last, parents) = path.split_last().ok_or_else(|| bad("empty key"))?;
-    let mut node = table;
-    for part in parents {
-        let entry = node
-            .entry(part.to_string())
-            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-        node = entry
-            .as_table_mut()
-            .ok_or_else(|| bad(&format!("`{part}` is not a table")))?;
-    }
-    node.insert(last.to_string(), value);
-    Ok(())
+/// One `--set dotted.key=value`: the key's path (TOML dotted-key syntax, so quoted parts such
+/// as `prices."llama-3.3-70b-versatile"` work) and its value, parsed as TOML or else taken as a
+/// string (then `not_toml` keeps why, for the error if the key wanted something else).
+struct Override {
+    arg: String,
+    path: Vec<String>,
+    value: toml::Value,
+    not_toml: Option<String>,
 }
 
-fn parse_override_value(raw: &str) -> toml::Value {
-    format!("v = {raw}")
-        .parse::<toml::Table>()
-        .ok()
-        .and_then(|mut t| t.remove("v"))
-        .unwrap_or_else(|| toml::Value::String(raw.to_string()))
+impl Override {
+    fn parse(arg: &str) -> Result<Override, ConfigError> {
+        let bad = |message: &str| ConfigError::BadOverride {
+            arg: arg.to_string(),
+            message: message.to_string(),
+        };
+        let (key, raw) = split_at_unquoted_equals(arg).ok_or_else(|| {
+            bad(if arg.contains('=') {
+                "the key is not a TOML dotted key: a quote in it is never closed"
+            } else {
+                "expected <dotted.key>=<value>"
+            })
+        })?;
+        let path = dotted_key_path(key.trim()).ok_or_else(|| {
+            bad("the key is not a TOML dotted key (bare parts are letters, digits, _ and -; quote other parts, e.g. prices.\"llama-3.3-70b-versatile\".input_per_mtok)")
+        })?;
+        let raw = raw.trim();
+        let parsed = format!("v = {raw}")
+            .parse::<toml::Table>()
+            .map(|mut t| t.remove("v"));
+        let (value, not_toml) = match parsed {
+            Ok(Some(value)) => (value, None),
+            Ok(None) => (
+                toml::Value::String(raw.to_string()),
+                Some("no value".into()),
+            ),
+            Err(e) => {
+                let why = e.to_string();
+                let why = why
+                    .lines()
+                    .rev()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("");
+                (
+                    toml::Value::String(raw.to_string()),
+                    Some(why.trim().to_string()),
+                )
+            }
+        };
+        Ok(Override {
+            arg: arg.to_string(),
+            path,
+            value,
+            not_toml,
+        })
+    }
+
+    fn apply(&self, table: &mut toml::Table) -> Result<(), ConfigError> {
+        let bad = |message: String| ConfigError::BadOverride {
+            arg: self.arg.clone(),
+            message,
+        };
+        let Some((last, parents)) = self.path.split_last() else {
+            return Err(bad("empty key".into()));
+        };
+        let mut node = table;
+        for part in parents {
+            let entry = node
+                .entry(part.clone())
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            node = entry
+                .as_table_mut()
+                .ok_or_else(|| bad(format!("`{part}` is not a table")))?;
+        }
+        node.insert(last.clone(), self.value.clone());
+        Ok(())
+    }
+
+    fn key(&self) -> String {
+        self.path.join(".")
+    }
+}
+
+/// Splits `key=value` at the first `=` outside a quoted key part.
+fn split_at_unquoted_equals(arg: &str) -> Option<(&str, &str)> {
+    let mut quote = None;
+    for (i, c) in arg.char_indices() {
+        match (quote, c) {
+            (None, '"' | '\'') => quote = Some(c),
+            (Some(q), c) if c == q => quote = None,
+            (None, '=') => return Some((&arg[..i], &arg[i + 1..])),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The parts of a TOML dotted key (`a."b.c".d` → `a`, `b.c`, `d`), read by the TOML parser.
+fn dotted_key_path(key: &str) -> Option<Vec<String>> {
+    if key.is_empty() || key.contains(['\n', '\r', '[', ']', '#']) {
+        return None;
+    }
+    let mut table = format!("{key} = 0").parse::<toml::Table>().ok()?;
+    let mut path = Vec::new();
+    loop {
+        if table.len() != 1 {
+            return None;
+        }
+        let (part, value) = table.into_iter().next()?;
+        path.push(part);
+        match value {
+            toml::Value::Table(inner) => table = inner,
+            _ => return Some(path),
+        }
+    }
+}
+
+/// When the merged config does not deserialize and an override that was not valid TOML (read as
+/// a string) is the cause, an error that says so and names the key, instead of blaming the file.
+fn blame_override(
+    file_table: &toml::Table,
+    overrides: &[String],
+    read_as_strings: &[Override],
+    error: &str,
+) -> Option<ConfigError> {
+    read_as_strings.iter().find_map(|suspect| {
+        let mut table = file_table.clone();
+        for arg in overrides.iter().filter(|a| **a != suspect.arg) {
+            Override::parse(arg).ok()?.apply(&mut table).ok()?;
+        }
+        let without: Result<Config, _> = toml::Value::Table(table).try_into();
+        without.is_ok().then(|| {
+            let why = error.lines().next().unwrap_or("");
+            let not_toml = suspect.not_toml.clone().unwrap_or_default();
+            ConfigError::BadOverride {
+                arg: suspect.arg.clone(),
+                message: format!(
+                    "the value is not valid TOML ({not_toml}), so it was read as the string {:?}, which {} does not accept ({why}). Write numbers, booleans and lists as TOML (0.05, true, [\"a\"]) and quote strings (\"…\")",
+                    suspect.value.as_str().unwrap_or(""),
+                    suspect.key()
+                ),
+            }
+        })
+    })
 }
 
 #[cfg(test)]
@@ -697,6 +860,159 @@ mod tests {
             err.contains("missing table [categories.memory_update]"),
             "{err}"
         );
+    }
+
+    /// The error `Config::load` gives for the shipped pipeline.toml with `args` as overrides.
+    fn load_error(args: &[&str]) -> String {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        match Config::load(&repo_file("pipeline.toml"), &args) {
+            Ok(_) => panic!("{args:?} was accepted"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn every_numeric_key_has_a_range_checked_at_load() {
+        let cases: &[(&[&str], &str)] = &[
+            (&["api.retry_initial_secs=1e300"], "api.retry_initial_secs"),
+            (&["api.poll_interval_secs=1e300"], "api.poll_interval_secs"),
+            (
+                &["api.request_timeout_secs=1e300"],
+                "api.request_timeout_secs",
+            ),
+            (
+                &["api.request_timeout_secs=nan"],
+                "api.request_timeout_secs",
+            ),
+            (
+                &["release.per_category=1000000000000"],
+                "release.per_category",
+            ),
+            (
+                &[
+                    "release.per_category=1000000000000000000",
+                    "author.oversample=10",
+                ],
+                "release.per_category",
+            ),
+            (&["api.max_retries=1000000"], "api.max_retries"),
+            (&["api.max_expiries=1000000"], "api.max_expiries"),
+            (
+                &["api.max_requests_per_job=1000000000000"],
+                "api.max_requests_per_job",
+            ),
+            (&["author.max_cost_usd=inf"], "author.max_cost_usd"),
+            (&["repair.max_cost_usd=1e300"], "repair.max_cost_usd"),
+            (&["author.max_tokens=4000000000"], "author.max_tokens"),
+            (&["author.max_rounds=4000000000"], "author.max_rounds"),
+            (&["author.max_gold_words=1000000"], "author.max_gold_words"),
+            (&["author.bloat_factor=inf"], "author.bloat_factor"),
+            (&["local.threads=100000"], "local.threads"),
+            (&["local.context_size=4000000000"], "local.context_size"),
+            (&["local.repeat_penalty=inf"], "local.repeat_penalty"),
+            (
+                &["prices.\"qwen/qwen3-32b\".input_per_mtok=inf"],
+                "input_per_mtok",
+            ),
+            (
+                &["categories.reasoning.max_tokens=4000000000"],
+                "categories.reasoning.max_tokens",
+            ),
+        ];
+        for (args, key) in cases {
+            let err = load_error(args);
+            assert!(
+                err.contains(key) && err.contains(" to "),
+                "{args:?}: the error names the key and its range: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_set_value_that_is_not_toml_is_blamed_on_the_set_with_its_key() {
+        let err = load_error(&["api.poll_interval_secs=0.o5"]);
+        assert!(
+            err.contains("--set api.poll_interval_secs=0.o5")
+                && err.contains("not valid TOML")
+                && err.contains("api.poll_interval_secs"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn quoted_keys_in_set_reach_dotted_model_names() {
+        let args = [
+            "prices.\"llama-3.3-70b-versatile\".input_per_mtok=1.5".to_string(),
+            "prices.'my.model'.input_per_mtok=2".to_string(),
+            "prices.'my.model'.output_per_mtok=3".to_string(),
+            "prices.\"a=b\".input_per_mtok=4".to_string(),
+            "prices.\"a=b\".output_per_mtok=5".to_string(),
+        ];
+        let config = Config::load(&repo_file("pipeline.toml"), &args).unwrap();
+        assert_eq!(config.prices["llama-3.3-70b-versatile"].input_per_mtok, 1.5);
+        assert_eq!(config.prices["my.model"].output_per_mtok, 3.0);
+        assert_eq!(config.prices["a=b"].output_per_mtok, 5.0);
+        let bad = load_error(&["prices.\"unclosed.input_per_mtok=1"]);
+        assert!(bad.contains("--set") && bad.contains("dotted key"), "{bad}");
+    }
+
+    #[test]
+    fn every_model_name_is_checked_at_load() {
+        for (args, key) in [
+            (&["repair.models=[\"\"]"][..], "repair.models"),
+            (&["repair.models=[\"v-a\", \"  \"]"][..], "repair.models"),
+            (&["author.model=\"bad\\nname\""][..], "author.model"),
+            (&["repair.models=[\"tab\\tname\"]"][..], "repair.models"),
+        ] {
+            let err = load_error(args);
+            assert!(err.contains(key), "{args:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn credentials_in_base_url_are_refused_without_showing_them() {
+        for url in [
+            "https://user:hunter2@api.example.com/v1",
+            "http://user:hunter2@127.0.0.1:9/v1",
+            "http://user:hunter2@10.1.2.3/v1",
+            "https://hunter2@api.example.com/v1",
+        ] {
+            let err = load_error(&[&format!("api.base_url={url}")]);
+            assert!(err.contains("api.base_url"), "{url}: {err}");
+            assert!(
+                !err.contains("hunter2"),
+                "{url}: the secret is shown: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_config_that_is_not_utf8_or_not_a_file_is_named_with_a_position() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pipeline.toml");
+        let mut bytes = std::fs::read(repo_file("pipeline.toml")).unwrap();
+        let third_line = bytes
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| **b == b'\n')
+            .nth(1)
+            .map(|(i, _)| i + 1)
+            .unwrap();
+        bytes.insert(third_line + 4, 0xE9);
+        std::fs::write(&path, &bytes).unwrap();
+        let err = Config::load(&path, &[]).expect_err("not UTF-8").to_string();
+        assert!(
+            err.contains("UTF-8") && err.contains("line 3, column 5"),
+            "{err}"
+        );
+        let mut with_bom = b"\xEF\xBB\xBF".to_vec();
+        with_bom.extend(std::fs::read(repo_file("pipeline.toml")).unwrap());
+        std::fs::write(&path, &with_bom).unwrap();
+        assert!(Config::load(&path, &[]).is_ok(), "a UTF-8 BOM is accepted");
+        let err = Config::load(Path::new("/dev/zero"), &[])
+            .expect_err("/dev/zero is refused")
+            .to_string();
+        assert!(err.contains("not a regular file"), "{err}");
     }
 
     #[test]

@@ -10,7 +10,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     require_file_name(path)?;
     let tmp = temp_path(path);
     {
-        let mut file = File::create(&tmp)?;
+        let mut file = create_temp(&tmp)?;
         file.write_all(bytes)?;
         file.sync_all()?;
     }
@@ -26,11 +26,113 @@ pub fn temp_path(path: &Path) -> PathBuf {
     parent_dir(path).join(format!(".{name}.tmp-{}", std::process::id()))
 }
 
+/// Creates the temp file `tmp` afresh: whatever a crashed run (or anyone) left at that name,
+/// a symlink included, is removed first, and the new file is created exclusively, so a write
+/// never follows a link planted at the temp name.
+pub fn create_temp(tmp: &Path) -> io::Result<File> {
+    match fs::remove_file(tmp) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    OpenOptions::new().write(true).create_new(true).open(tmp)
+}
+
 /// Renames a fully written and fsynced temp file over `path`, then fsyncs the folder.
 pub fn commit_temp(tmp: &Path, path: &Path) -> io::Result<()> {
     require_file_name(path)?;
     fs::rename(tmp, path)?;
     sync_dir(parent_dir(path))
+}
+
+/// Reads a small input file (config, template) whole, refusing anything that is not a regular
+/// file or is larger than `limit` bytes, so that `/dev/zero` or a huge file fails at once
+/// instead of filling memory.
+pub fn read_capped(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = File::open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "it is not a regular file",
+        ));
+    }
+    let too_large = || {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "it is larger than the {} the tool reads",
+                human_bytes(limit)
+            ),
+        )
+    };
+    if meta.len() > limit {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::new();
+    file.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large());
+    }
+    Ok(bytes)
+}
+
+fn human_bytes(n: u64) -> String {
+    match n {
+        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{} MB", n >> 20),
+        n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{} KB", n >> 10),
+        n => format!("{n} bytes"),
+    }
+}
+
+/// Where the first invalid UTF-8 byte of some text sits (1-based; columns count characters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Utf8Position {
+    pub line: usize,
+    pub column: usize,
+    pub byte: u8,
+}
+
+impl std::fmt::Display for Utf8Position {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "line {}, column {} (byte 0x{:02X})",
+            self.line, self.column, self.byte
+        )
+    }
+}
+
+/// The position in `bytes` of the invalid byte that `error` (from decoding `bytes`) found.
+pub fn utf8_error_position(bytes: &[u8], error: &std::str::Utf8Error) -> Utf8Position {
+    let valid = &bytes[..error.valid_up_to()];
+    let line = valid.iter().filter(|b| **b == b'\n').count() + 1;
+    let line_start = valid
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(0, |nl| nl + 1);
+    let column = String::from_utf8_lossy(&valid[line_start..])
+        .chars()
+        .count()
+        + 1;
+    let byte = bytes.get(error.valid_up_to()).copied().unwrap_or(0);
+    Utf8Position { line, column, byte }
+}
+
+/// `path` as one shell word, quoted only when it needs to be, for commands that error messages
+/// tell the user to run.
+pub fn shell_word(path: &Path) -> String {
+    let text = path.display().to_string();
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c));
+    if plain {
+        text
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
 }
 
 /// Appends `bytes` to `path` (created if missing) and fsyncs before returning.

@@ -1,6 +1,7 @@
 //! Prompt templates (`prompts/*.md`): plain text with `{{name}}` placeholders. Loading checks
 //! every placeholder against the names the template may use and must use, so a typo is an error
-//! naming the file instead of a silently wrong prompt sent to a paid API.
+//! naming the file instead of a silently wrong prompt sent to a paid API; a template that is not
+//! a regular file or is larger than 1 MB is refused before anything is read into memory.
 
 use crate::record::Category;
 use std::collections::BTreeMap;
@@ -16,6 +17,10 @@ pub enum TemplateError {
     #[error("template {path}: {message}")]
     Invalid { path: PathBuf, message: String },
 }
+
+/// The largest template read: a real one is a few KB, and every byte of it is sent (and paid
+/// for) in each request rendered from it.
+const MAX_TEMPLATE_BYTES: u64 = 1 << 20;
 
 /// Placeholders an authoring template may use; the first two are required.
 pub const AUTHOR_REQUIRED: &[&str] = &["domain", "count"];
@@ -35,9 +40,18 @@ impl Template {
         required: &[&str],
         allowed: &[&str],
     ) -> Result<Template, TemplateError> {
-        let text = std::fs::read_to_string(path).map_err(|source| TemplateError::Read {
+        let bytes = crate::fsio::read_capped(path, MAX_TEMPLATE_BYTES).map_err(|source| {
+            TemplateError::Read {
+                path: path.to_path_buf(),
+                source,
+            }
+        })?;
+        let text = String::from_utf8(bytes).map_err(|e| TemplateError::Invalid {
             path: path.to_path_buf(),
-            source,
+            message: format!(
+                "the file is not UTF-8 text: invalid byte at {}; save it as UTF-8",
+                crate::fsio::utf8_error_position(e.as_bytes(), &e.utf8_error())
+            ),
         })?;
         Template::parse(path, text, required, allowed)
     }

@@ -421,6 +421,9 @@ enum Line {
     TooLong(u64),
 }
 
+/// The byte-order mark some editors put at the start of a UTF-8 file.
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
 /// Splits a stream on `\n` without ever holding more than `MAX_LINE_BYTES` of one line, hashing
 /// every byte on the way.
 struct BoundedLines<R> {
@@ -553,9 +556,29 @@ impl<'a> Checker<'a> {
     }
 
     fn check_line(&mut self, line: usize, bytes: &[u8]) {
-        let Ok(text) = std::str::from_utf8(bytes) else {
-            self.problems.push(Some(line), "not UTF-8 text");
-            return;
+        let bytes = match bytes.strip_prefix(UTF8_BOM) {
+            Some(rest) if line == 1 => {
+                self.problems.push(
+                    Some(line),
+                    "the file starts with a UTF-8 byte-order mark (bytes EF BB BF), which JSONL readers reject: save the file without it (e.g. `sed -i '1s/^\\xEF\\xBB\\xBF//' FILE`)",
+                );
+                rest
+            }
+            _ => bytes,
+        };
+        let text = match std::str::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => {
+                let at = crate::fsio::utf8_error_position(bytes, &e);
+                self.problems.push(
+                    Some(line),
+                    format!(
+                        "not UTF-8 text: invalid byte 0x{:02X} at column {}; save the file as UTF-8",
+                        at.byte, at.column
+                    ),
+                );
+                return;
+            }
         };
         if text.trim().is_empty() {
             self.problems.push(Some(line), "empty line");
@@ -1213,7 +1236,7 @@ mod tests {
         assert!(report
             .problems
             .iter()
-            .any(|p| p.message == "not UTF-8 text"));
+            .any(|p| p.message.starts_with("not UTF-8 text: invalid byte")));
         assert!(report
             .problems
             .iter()

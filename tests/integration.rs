@@ -2025,3 +2025,890 @@ fn the_report_and_license_of_two_runs_are_byte_identical() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Round 2 (issue 13): a hostile server, damaged state and absurd config must not write outside
+// the out dir, bill twice, leak the key, panic, hang or lose a paid response.
+// ---------------------------------------------------------------------------------------------
+
+use support::fake_api::{BadLine, LostReply};
+
+impl World {
+    /// Adds a `--set` for the runs from now on (a later `--set` of the same key wins).
+    fn also(&mut self, kv: &str) {
+        self.sets.push(kv.to_string());
+    }
+
+    /// Runs the binary, killing it after `secs` seconds: a test of "never hangs" must not hang.
+    fn run_within(&self, args: &[&str], env: &[(&str, &str)], secs: u64) -> Run {
+        let mut cmd = self.command(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        run_killed_after(cmd, secs)
+    }
+}
+
+/// Runs `cmd`, killing it after `secs` seconds (then `code` is `None` and stderr says so).
+fn run_killed_after(mut cmd: Command, secs: u64) -> Run {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let mut stderr = child.stderr.take().expect("stderr");
+    let out = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stdout.read_to_string(&mut text);
+        text
+    });
+    let err = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break Some(status);
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut stderr = err.join().unwrap_or_default();
+    if status.is_none() {
+        stderr.push_str(&format!("\n[test: killed after {secs} s]"));
+    }
+    Run {
+        code: status.and_then(|s| s.code()),
+        stdout: out.join().unwrap_or_default(),
+        stderr,
+    }
+}
+
+/// Every file under `dir` outside `skip`, with its bytes.
+fn files_outside(dir: &Path, skip: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    all_files(dir)
+        .into_iter()
+        .filter(|f| !f.starts_with(skip))
+        .map(|f| {
+            let bytes = std::fs::read(&f).unwrap_or_default();
+            (f, bytes)
+        })
+        .collect()
+}
+
+/// Does what an error message tells the user between backticks, `mv SOURCE DEST`, word by word.
+fn follow_mv(stderr: &str) {
+    let start = stderr
+        .find("`mv ")
+        .unwrap_or_else(|| panic!("no `mv …` in:\n{stderr}"));
+    let rest = &stderr[start + 4..];
+    let command = &rest[..rest.find('`').expect("closing backtick")];
+    let words: Vec<&str> = command.split_whitespace().collect();
+    assert_eq!(
+        words.len(),
+        2,
+        "mv takes a source and a destination: {command}"
+    );
+    std::fs::rename(words[0], words[1]).unwrap_or_else(|e| panic!("following `mv {command}`: {e}"));
+}
+
+/// `good_responder`, except that one technical_code request fails, so batches have error files.
+fn responder_with_one_failure() -> Responder {
+    let inner = good_responder();
+    Arc::new(move |custom_id: &str, body: &Value| {
+        if custom_id == "author/technical_code/r0/0001" {
+            return FakeReply::Error {
+                status: 400,
+                body: serde_json::json!({"error": {"message": "Failed to generate JSON", "type": "invalid_request_error", "code": "json_validate_failed"}}),
+            };
+        }
+        inner(custom_id, body)
+    })
+}
+
+fn key_in(bytes: &[u8]) -> bool {
+    bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes())
+}
+
+/// The bar every bad input is held to (the README's "bad input" table): each run ends with an
+/// exit code of the Contract and no panic or abort; the key is in no output and no file of the
+/// out dir; no file outside the out dir changes; and, where the run ends well, every request
+/// line a server batched has its outcome in the cache (no paid response lost).
+struct Bar {
+    dir: PathBuf,
+    out: PathBuf,
+    before: BTreeMap<PathBuf, Vec<u8>>,
+}
+
+impl Bar {
+    /// Takes the snapshot of everything beside the out dir, after the test's own setup.
+    fn before(world: &World) -> Bar {
+        Bar {
+            dir: world.dir.path().to_path_buf(),
+            out: world.out(),
+            before: files_outside(world.dir.path(), &world.out()),
+        }
+    }
+
+    /// Holds one run to the bar and hands it back.
+    fn ran(&self, run: Run) -> Run {
+        assert!(
+            matches!(run.code, Some(0..=2)) && !run.stderr.contains("panicked"),
+            "not an exit code of the Contract, or a panic:\n{}",
+            run.stderr
+        );
+        assert!(
+            !key_in(run.stdout.as_bytes()) && !key_in(run.stderr.as_bytes()),
+            "the key was printed:\n{}",
+            run.stderr
+        );
+        run
+    }
+
+    /// Holds the out dir and its surroundings to the bar once the runs are over.
+    fn after(&self) {
+        assert_eq!(
+            files_outside(&self.dir, &self.out),
+            self.before,
+            "a file outside the out dir changed"
+        );
+        if self.out.is_dir() {
+            for file in all_files(&self.out) {
+                let bytes = std::fs::read(&file).unwrap_or_default();
+                assert!(!key_in(&bytes), "the key is in {}", file.display());
+            }
+        }
+    }
+}
+
+impl Bar {
+    /// Every request line `fake` batched has its outcome in the cache.
+    fn nothing_lost(&self, fake: &FakeApi) {
+        let cache = self.out.join("state/cache.jsonl");
+        let cached: std::collections::BTreeSet<String> = read_jsonl(&cache)
+            .iter()
+            .filter_map(|e| e["entry"]["custom_id"].as_str().map(str::to_string))
+            .collect();
+        for custom_id in fake.counters().lines_in_batches.keys() {
+            assert!(
+                cached.contains(custom_id),
+                "{custom_id} was batched and its outcome is not cached"
+            );
+        }
+    }
+}
+
+#[test]
+fn server_given_file_ids_never_write_outside_the_out_dir() {
+    let probe = tempfile::tempdir().expect("temp dir");
+    let dir = probe.path().display().to_string();
+    let cases = [
+        (
+            "../../../victim".to_string(),
+            "../../../victim-errors".to_string(),
+        ),
+        (format!("{dir}/abs-victim"), format!("{dir}/abs-errors")),
+        ("../../../beside".to_string(), "../../authored".to_string()),
+    ];
+    for (output, error) in cases {
+        let fake = FakeApi::start(responder_with_one_failure());
+        fake.push_fault(Fault::FileIds {
+            output: output.clone(),
+            error: error.clone(),
+        });
+        let world = World::new(&fake);
+        std::fs::create_dir_all(world.out()).expect("out dir");
+        for name in ["victim.jsonl", "beside.jsonl", "abs-victim.jsonl"] {
+            std::fs::write(world.dir.path().join(name), "precious\n").expect("write");
+        }
+        let bar = Bar::before(&world);
+        let probe_before = files_outside(probe.path(), &world.out());
+        bar.ran(world.run(&["author"])).success();
+        bar.after();
+        bar.nothing_lost(&fake);
+        assert_eq!(
+            files_outside(probe.path(), &world.out()),
+            probe_before,
+            "ids {output} / {error}: a file was written at an absolute path"
+        );
+        assert!(fake.counters().lines_in_batches.values().all(|n| *n == 1));
+        assert_eq!(
+            count_by_category(&world.read_jsonl("authored.jsonl")).len(),
+            10,
+            "ids {output} / {error}: the results were still collected"
+        );
+    }
+}
+
+#[test]
+fn state_entries_that_are_symlinks_out_of_the_out_dir_are_refused() {
+    for entry in ["state/cache.jsonl", "state/journal", "state/downloads"] {
+        let fake = FakeApi::start(good_responder());
+        let mut world = World::new(&fake).set("release.per_category=2");
+        world.run(&["author"]).success();
+        let inside = world.out().join(entry);
+        let outside = world.dir.path().join("elsewhere");
+        std::fs::rename(&inside, &outside).expect("move out");
+        std::os::unix::fs::symlink(&outside, &inside).expect("symlink");
+        let before = if outside.is_dir() {
+            files_outside(&outside, &world.out())
+        } else {
+            BTreeMap::from([(outside.clone(), std::fs::read(&outside).expect("read"))])
+        };
+        world.also("release.per_category=4");
+        let bar = Bar::before(&world);
+        bar.ran(world.run(&["author"]))
+            .code(2)
+            .stderr_has("symbolic link")
+            .stderr_has(entry);
+        bar.after();
+        let after = if outside.is_dir() {
+            files_outside(&outside, &world.out())
+        } else {
+            BTreeMap::from([(outside.clone(), std::fs::read(&outside).expect("read"))])
+        };
+        assert_eq!(after, before, "{entry}: written through the symlink");
+    }
+}
+
+#[test]
+fn a_server_that_echoes_the_key_never_gets_it_into_a_file_or_the_terminal() {
+    type Scenario = (&'static str, Vec<Fault>, i32);
+    let scenarios: Vec<Scenario> = vec![
+        (
+            "400 and 500 bodies and output lines",
+            vec![
+                Fault::EchoKeyInError {
+                    route: Route::ListFiles,
+                    status: 400,
+                    times: 1,
+                },
+                Fault::EchoKeyInError {
+                    route: Route::GetBatch,
+                    status: 500,
+                    times: 2,
+                },
+                Fault::EchoKeyInOutput,
+            ],
+            0,
+        ),
+        (
+            "a failed batch's errors",
+            vec![Fault::FailNextBatchEchoingKey],
+            1,
+        ),
+        (
+            "the body of a refused create",
+            vec![Fault::EchoKeyInError {
+                route: Route::CreateBatch,
+                status: 400,
+                times: 1,
+            }],
+            1,
+        ),
+    ];
+    for (what, faults, code) in scenarios {
+        let fake = FakeApi::start(good_responder());
+        fake.set_expected_key(KEY);
+        let fault_count = faults.len();
+        for fault in faults {
+            fake.push_fault(fault);
+        }
+        let world = World::new(&fake);
+        let bar = Bar::before(&world);
+        let run = bar.ran(world.run_env(&["author"], &[("RUST_LOG", "debug")]));
+        run.code(code);
+        assert!(
+            fake.counters().faults_fired >= fault_count,
+            "{what}: the fake echoed the key"
+        );
+        bar.after();
+        if code == 0 {
+            bar.nothing_lost(&fake);
+        }
+        let redacted = run.stderr.contains("[redacted]")
+            || all_files(&world.out())
+                .iter()
+                .any(|f| std::fs::read_to_string(f).is_ok_and(|t| t.contains("[redacted]")));
+        assert!(redacted, "{what}: the echo is shown redacted");
+    }
+}
+
+#[test]
+fn absurd_numbers_credentials_in_the_url_and_bad_sets_are_exit_2_before_any_request() {
+    let fake = FakeApi::start(good_responder());
+    let local_creds = fake.base_url().replace("http://", "http://user:hunter2@");
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec!["api.retry_initial_secs=1e300".into()],
+            "api.retry_initial_secs",
+        ),
+        (
+            vec!["api.poll_interval_secs=1e300".into()],
+            "api.poll_interval_secs",
+        ),
+        (
+            vec!["api.request_timeout_secs=1e300".into()],
+            "api.request_timeout_secs",
+        ),
+        (
+            vec!["release.per_category=1000000000000".into()],
+            "release.per_category",
+        ),
+        (
+            vec![
+                "release.per_category=1000000000000000000".into(),
+                "author.oversample=10".into(),
+            ],
+            "release.per_category",
+        ),
+        (vec!["repair.models=[\"\"]".into()], "repair.models"),
+        (vec![format!("api.base_url={local_creds}")], "api.base_url"),
+        (
+            vec!["api.base_url=https://user:hunter2@api.example.com/v1".into()],
+            "api.base_url",
+        ),
+        (
+            vec!["api.base_url=http://user:hunter2@10.1.2.3/v1".into()],
+            "api.base_url",
+        ),
+        (
+            vec!["api.poll_interval_secs=0.o5".into()],
+            "--set api.poll_interval_secs=0.o5",
+        ),
+    ];
+    for (sets, needle) in cases {
+        let mut world = World::new(&fake);
+        for set in &sets {
+            world.also(set);
+        }
+        let bar = Bar::before(&world);
+        let run = bar.ran(world.run_within(&["run"], &[], 60));
+        run.code(2).stderr_has(needle);
+        assert!(!run.stderr.contains("hunter2"), "{sets:?}: {}", run.stderr);
+        bar.after();
+    }
+    let world = World::new(&fake);
+    let config = world.dir.path().join("latin1.toml");
+    let mut bytes = std::fs::read(repo().join("pipeline.toml")).expect("config");
+    bytes.insert(2, 0xE9);
+    std::fs::write(&config, bytes).expect("write");
+    let mut cmd = world.command(&["author"]);
+    cmd.arg("--config").arg(&config);
+    let bar = Bar::before(&world);
+    bar.ran(Run::of(cmd.output().expect("runs")))
+        .code(2)
+        .stderr_has("UTF-8")
+        .stderr_has("line 1, column 3");
+    bar.after();
+    assert_eq!(fake.counters().http_requests, 0, "nothing was sent");
+}
+
+#[test]
+fn a_huge_release_is_refused_from_counts_before_any_request_is_built() {
+    use std::os::unix::process::CommandExt;
+    let fake = FakeApi::start(good_responder());
+    for (sets, needle) in [
+        (
+            &["release.per_category=1000000"][..],
+            "api.max_requests_per_job",
+        ),
+        (
+            &[
+                "release.per_category=1000000",
+                "api.max_requests_per_job=10000000",
+            ][..],
+            "author.max_cost_usd",
+        ),
+    ] {
+        for args in [&["author"][..], &["author", "--dry-run"][..]] {
+            let mut world = World::new(&fake);
+            for set in sets {
+                world.also(set);
+            }
+            let mut cmd = world.command(args);
+            // 1 GB of address space: building a million requests would need tens of GB.
+            unsafe {
+                cmd.pre_exec(|| {
+                    let limit = libc::rlimit {
+                        rlim_cur: 1 << 30,
+                        rlim_max: 1 << 30,
+                    };
+                    if libc::setrlimit(libc::RLIMIT_AS, &limit) == 0 {
+                        Ok(())
+                    } else {
+                        Err(std::io::Error::last_os_error())
+                    }
+                });
+            }
+            let bar = Bar::before(&world);
+            let run = bar.ran(run_killed_after(cmd, 60));
+            bar.after();
+            if args.contains(&"--dry-run") {
+                run.success();
+                assert!(
+                    run.stdout.contains("a run would stop here") && run.stdout.contains(needle),
+                    "the dry run shows the refusal: {}",
+                    run.stdout
+                );
+            } else {
+                run.code(2).stderr_has(needle).stderr_has("refusing");
+            }
+        }
+    }
+    assert_eq!(fake.counters().http_requests, 0);
+}
+
+#[test]
+fn an_oversized_or_endless_template_is_exit_2_naming_the_file() {
+    let prompts = tempfile::tempdir().expect("temp dir");
+    for entry in std::fs::read_dir(repo().join("tests/fixtures/prompts"))
+        .expect("fixtures")
+        .flatten()
+    {
+        std::fs::copy(entry.path(), prompts.path().join(entry.file_name())).expect("copy");
+    }
+    let template = prompts.path().join("reasoning.md");
+    let big = format!("{{{{count}}}} {{{{domain}}}} {}", "x".repeat(2 << 20));
+    std::fs::write(&template, big).expect("write");
+    let world = World::with_url("http://127.0.0.1:9/v1".into())
+        .set(&format!("author.prompts_dir={}", prompts.path().display()));
+    let bar = Bar::before(&world);
+    bar.ran(world.run_within(&["author"], &[], 60))
+        .code(2)
+        .stderr_has("reasoning.md")
+        .stderr_has("1 MB");
+    std::fs::remove_file(&template).expect("remove");
+    std::os::unix::fs::symlink("/dev/zero", &template).expect("symlink");
+    bar.ran(world.run_within(&["author"], &[], 60))
+        .code(2)
+        .stderr_has("reasoning.md")
+        .stderr_has("not a regular file");
+    bar.after();
+}
+
+#[test]
+fn a_lost_reply_to_an_upload_or_a_create_is_looked_up_before_any_retry() {
+    let clean = FakeApi::start(good_responder());
+    World::new(&clean).run(&["author"]).success();
+    let calls = clean.counters().calls;
+    for route in [Route::Upload, Route::CreateBatch] {
+        let nth = calls
+            .iter()
+            .position(|c| *c == Some(route))
+            .expect("the job makes the call")
+            + 1;
+        for how in LostReply::ALL {
+            let fake = FakeApi::start(good_responder());
+            fake.push_fault(Fault::LoseReply { nth, how });
+            let world = World::new(&fake);
+            let bar = Bar::before(&world);
+            let run = bar.ran(world.run(&["author"]));
+            run.success().stderr_has("reply was lost");
+            bar.after();
+            bar.nothing_lost(&fake);
+            let counters = fake.counters();
+            assert_eq!(
+                (counters.uploads, counters.batches_created),
+                (1, 1),
+                "{route:?} {how:?}: uploaded or created twice"
+            );
+            assert!(counters.lines_in_batches.values().all(|n| *n == 1));
+        }
+    }
+}
+
+#[test]
+fn a_lost_reply_at_any_http_call_of_a_run_ends_like_a_clean_run() {
+    let fake = FakeApi::start(repair_responder());
+    let clean = World::new(&fake).set("repair.models=[\"v-a\", \"v-b\"]");
+    clean.run(&["run"]).success();
+    let expected = release_bytes(&clean);
+    let expected_counters = fake.counters();
+    let calls = expected_counters.calls.len();
+    assert!(calls >= 10, "a run makes its calls: {calls}");
+    for nth in 1..=calls {
+        for how in LostReply::ALL {
+            let fake = FakeApi::start(repair_responder());
+            fake.push_fault(Fault::LoseReply { nth, how });
+            let world = World::new(&fake).set("repair.models=[\"v-a\", \"v-b\"]");
+            let bar = Bar::before(&world);
+            let run = bar.ran(world.run_within(&["run"], &[], 120));
+            bar.after();
+            assert_eq!(
+                run.code,
+                Some(0),
+                "call {nth} ({:?}) {how:?}:\n{}",
+                expected_counters.calls[nth - 1],
+                run.stderr
+            );
+            let counters = fake.counters();
+            assert!(
+                counters.lines_in_batches.values().all(|n| *n == 1),
+                "call {nth} {how:?}: a line was batched twice"
+            );
+            assert_eq!(
+                (counters.uploads, counters.batches_created),
+                (expected_counters.uploads, expected_counters.batches_created),
+                "call {nth} {how:?}: uploads or batches differ from a clean run"
+            );
+            assert_eq!(
+                release_bytes(&world),
+                expected,
+                "call {nth} {how:?}: the release differs from a clean run"
+            );
+            bar.nothing_lost(&fake);
+        }
+    }
+}
+
+#[test]
+fn a_crash_after_any_http_reply_of_a_run_ends_like_a_clean_run() {
+    let fake = FakeApi::start(repair_responder());
+    let clean = World::new(&fake).set("repair.models=[\"v-a\", \"v-b\"]");
+    clean.run(&["run"]).success();
+    let expected = release_bytes(&clean);
+    let expected_counters = fake.counters();
+    let calls = expected_counters.calls.len();
+    for nth in 1..=calls {
+        let fake = FakeApi::start(repair_responder());
+        let world = World::new(&fake).set("repair.models=[\"v-a\", \"v-b\"]");
+        let step = format!("http-reply:{nth}");
+        let bar = Bar::before(&world);
+        let crashed = world.run_env(&["run"], &[("SASEVAL_CRASH_AFTER", step.as_str())]);
+        assert!(
+            crashed.code != Some(0) && crashed.stderr.contains("crashing after step `http-reply`"),
+            "call {nth}: the hook did not fire\n{}",
+            crashed.stderr
+        );
+        bar.ran(world.run(&["run"])).success();
+        bar.after();
+        bar.nothing_lost(&fake);
+        let counters = fake.counters();
+        assert!(
+            counters.lines_in_batches.values().all(|n| *n == 1),
+            "call {nth}: a line was batched twice"
+        );
+        assert_eq!(
+            (counters.uploads, counters.batches_created),
+            (expected_counters.uploads, expected_counters.batches_created),
+            "call {nth}: uploads or batches differ from a clean run"
+        );
+        assert_eq!(
+            release_bytes(&world),
+            expected,
+            "call {nth}: the release differs from a clean run"
+        );
+    }
+}
+
+#[test]
+fn a_short_download_that_ends_at_a_line_boundary_is_fetched_again_not_bought_again() {
+    let fake = FakeApi::start(responder_with_one_failure());
+    fake.push_fault(Fault::ShortDownload {
+        dropped: 2,
+        times: 1,
+    });
+    let world = World::new(&fake);
+    let bar = Bar::before(&world);
+    bar.ran(world.run(&["author"]))
+        .success()
+        .stderr_has("request_counts");
+    bar.after();
+    bar.nothing_lost(&fake);
+    let counters = fake.counters();
+    assert_eq!(counters.faults_fired, 1, "the short download was served");
+    assert!(
+        counters.lines_in_batches.values().all(|n| *n == 1),
+        "a paid line was bought again"
+    );
+}
+
+/// A finished author job's out dir, its authored.jsonl and how many requests it took.
+fn finished_author_run(fake: &FakeApi) -> (World, Vec<u8>, usize) {
+    let world = World::new(fake);
+    world.run(&["author"]).success();
+    let authored = std::fs::read(world.out().join("authored.jsonl")).expect("authored");
+    (world, authored, fake.counters().http_requests)
+}
+
+#[test]
+fn a_cache_cut_in_the_middle_is_rebuilt_from_the_downloads_without_buying_anything() {
+    let fake = FakeApi::start(good_responder());
+    let (world, authored, requests) = finished_author_run(&fake);
+    let cache = world.out().join("state/cache.jsonl");
+    let bytes = std::fs::read(&cache).expect("cache");
+    std::fs::write(&cache, &bytes[..bytes.len() / 2]).expect("cut");
+    let bar = Bar::before(&world);
+    bar.ran(world.run(&["author"]))
+        .success()
+        .stderr_has("re-collected");
+    bar.after();
+    bar.nothing_lost(&fake);
+    assert_eq!(
+        fake.counters().http_requests,
+        requests,
+        "the rebuild bought nothing and asked the server nothing"
+    );
+    assert_eq!(
+        std::fs::read(world.out().join("authored.jsonl")).expect("authored"),
+        authored
+    );
+}
+
+#[test]
+fn a_flipped_byte_in_the_cache_is_recovered_as_its_message_says_without_paying() {
+    let fake = FakeApi::start(good_responder());
+    let (world, authored, requests) = finished_author_run(&fake);
+    let cache = world.out().join("state/cache.jsonl");
+    let text = std::fs::read_to_string(&cache).expect("cache");
+    let flipped = text.replacen("chat.completion", "chat.compleTion", 1);
+    assert_ne!(flipped, text);
+    std::fs::write(&cache, flipped).expect("flip");
+    let bar = Bar::before(&world);
+    let damaged = bar.ran(world.run(&["author"]));
+    damaged.code(1).stderr_has("damaged");
+    follow_mv(&damaged.stderr);
+    bar.ran(world.run(&["author"])).success();
+    bar.after();
+    bar.nothing_lost(&fake);
+    assert_eq!(
+        fake.counters().http_requests,
+        requests,
+        "following the message bought nothing"
+    );
+    assert_eq!(
+        std::fs::read(world.out().join("authored.jsonl")).expect("authored"),
+        authored,
+        "the recovered outcomes are the paid ones"
+    );
+}
+
+#[test]
+fn a_deeply_nested_output_line_becomes_a_failed_outcome_and_the_cache_stays_readable() {
+    let fake = FakeApi::start(good_responder());
+    fake.push_fault(Fault::DeepOutput { depth: 100_000 });
+    let world = World::new(&fake);
+    let bar = Bar::before(&world);
+    bar.ran(world.run_within(&["author"], &[], 120)).success();
+    let rejects = world.read_jsonl("rejects.jsonl");
+    assert!(
+        rejects.iter().any(|r| r["reason"] == "request_failed"
+            && r["detail"].as_str().unwrap_or("").contains("nest")),
+        "the deep line is a failed outcome with its reason"
+    );
+    let before = fake.counters().http_requests;
+    bar.ran(world.run(&["author"])).success();
+    bar.ran(world.run(&["status"])).success();
+    assert_eq!(
+        fake.counters().http_requests,
+        before,
+        "nothing is bought again"
+    );
+    bar.after();
+    bar.nothing_lost(&fake);
+}
+
+#[test]
+fn a_journal_naming_a_batch_the_server_does_not_know_says_what_to_do() {
+    let first = FakeApi::start(good_responder());
+    let mut world = World::new(&first);
+    world.run(&["author", "--no-wait"]).success();
+    drop(first);
+    let other = FakeApi::start(good_responder());
+    world.also(&format!("api.base_url={}", other.base_url()));
+    let bar = Bar::before(&world);
+    let stuck = bar.ran(world.run(&["author"]));
+    stuck
+        .code(1)
+        .stderr_has("does not know")
+        .stderr_has("api.base_url");
+    follow_mv(&stuck.stderr);
+    bar.ran(world.run(&["author"])).success();
+    bar.after();
+    bar.nothing_lost(&other);
+    assert!(other.counters().lines_in_batches.values().all(|n| *n == 1));
+}
+
+#[test]
+fn request_files_deleted_while_a_batch_runs_are_named_with_the_recovery() {
+    let fake = FakeApi::start(good_responder());
+    let world = World::new(&fake);
+    world.run(&["author", "--no-wait"]).success();
+    for file in all_files(&world.out().join("state/requests")) {
+        std::fs::remove_file(file).expect("delete");
+    }
+    let bar = Bar::before(&world);
+    let stuck = bar.ran(world.run(&["author"]));
+    stuck.code(1).stderr_has("state/requests");
+    follow_mv(&stuck.stderr);
+    bar.ran(world.run(&["author"])).success();
+    bar.after();
+    bar.nothing_lost(&fake);
+    let counters = fake.counters();
+    assert_eq!(
+        counters.batches_created, 1,
+        "the running batch was found by its fingerprint"
+    );
+    assert!(counters.lines_in_batches.values().all(|n| *n == 1));
+}
+
+#[test]
+fn an_unknown_batch_status_is_warned_at_once_and_ends_with_cancel_named() {
+    let fake = FakeApi::start(good_responder());
+    fake.push_fault(Fault::UnknownStatus("paused_for_review".into()));
+    let world = World::new(&fake);
+    let bar = Bar::before(&world);
+    let run = bar.ran(world.run_within(&["author"], &[], 120));
+    run.code(1)
+        .stderr_has("warning")
+        .stderr_has("paused_for_review")
+        .stderr_has("saseval-gen cancel");
+    bar.ran(world.run(&["cancel"])).success();
+    bar.after();
+    assert_eq!(fake.counters().cancels, 1);
+}
+
+#[test]
+fn a_bad_last_line_that_never_changes_is_kept_as_a_failure_not_retried_forever() {
+    for bad in BadLine::ALL {
+        let fake = FakeApi::start(good_responder());
+        fake.push_fault(Fault::BadLastLine(bad));
+        let world = World::new(&fake);
+        let bar = Bar::before(&world);
+        bar.ran(world.run_within(&["author"], &[], 120))
+            .success()
+            .stderr_has("not a cut-short transfer");
+        let counters = fake.counters();
+        let twice = counters
+            .lines_in_batches
+            .values()
+            .filter(|n| **n > 1)
+            .count();
+        if bad == BadLine::CutThenJunk {
+            assert_eq!(
+                twice, 0,
+                "{bad:?}: the line that names its request is final"
+            );
+            assert!(
+                world
+                    .read_jsonl("rejects.jsonl")
+                    .iter()
+                    .any(|r| r["reason"] == "request_failed"
+                        && r["detail"].as_str().unwrap_or("").contains("output line")),
+                "{bad:?}: the bad line is a failed outcome"
+            );
+        } else {
+            assert!(twice <= 1, "{bad:?}: only the unnamed line is sent again");
+        }
+        let before = counters.http_requests;
+        bar.ran(world.run(&["author"])).success();
+        assert_eq!(
+            fake.counters().http_requests,
+            before,
+            "{bad:?}: done is done"
+        );
+        bar.after();
+        bar.nothing_lost(&fake);
+    }
+}
+
+#[test]
+fn a_redirect_is_reported_with_where_it_points_not_as_a_bad_key() {
+    let elsewhere = FakeApi::start(good_responder());
+    elsewhere.set_expected_key(KEY);
+    let fake = FakeApi::start(good_responder());
+    let location = format!("{}/files", elsewhere.base_url());
+    fake.push_fault(Fault::Redirect {
+        route: Route::Any,
+        location: location.clone(),
+        times: 100,
+    });
+    let world = World::new(&fake);
+    let bar = Bar::before(&world);
+    let run = bar.ran(world.run(&["author"]));
+    run.code(2).stderr_has("redirected").stderr_has(&location);
+    bar.after();
+    assert!(!run.stderr.contains("check the key"), "{}", run.stderr);
+    assert_eq!(
+        elsewhere.counters().http_requests,
+        0,
+        "the redirect was not followed"
+    );
+}
+
+#[test]
+fn verify_names_a_byte_order_mark_and_where_a_line_stops_being_utf8() {
+    let world = World::with_url("http://127.0.0.1:9/v1".into());
+    let path = world.dir.path().join("bom.jsonl");
+    std::fs::write(
+        &path,
+        b"\xEF\xBB\xBF{\"id\": \"x\"}\n{\"id\": \"caf\xE9\"}\n",
+    )
+    .expect("write");
+    let bar = Bar::before(&world);
+    let run = bar.ran(world.run(&["verify", path.to_str().expect("utf-8")]));
+    run.code(1);
+    bar.after();
+    assert!(
+        run.stdout.contains("line 1") && run.stdout.contains("byte-order mark"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("line 2") && run.stdout.contains("column 12"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_local_model_without_chat_template_is_exit_2_naming_local_chat_template() {
+    let Ok(model) = std::env::var("SASEVAL_TEST_MODEL") else {
+        eprintln!("skipping: SASEVAL_TEST_MODEL is not set (scripts/test.sh sets it)");
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut bytes = std::fs::read(&model).expect("test model");
+    let key = b"tokenizer.chat_template";
+    let at = bytes
+        .windows(key.len())
+        .position(|w| w == key)
+        .expect("the test model has a chat template");
+    bytes[at + key.len() - 1] = b'_';
+    let patched = dir.path().join("own-model.gguf");
+    std::fs::write(&patched, bytes).expect("write");
+    let world = World::with_url("https://unused.example/v1".into())
+        .set("api.provider=local")
+        .set(&format!("local.model_path={}", patched.display()))
+        .set("local.threads=1");
+    let bar = Bar::before(&world);
+    let run = bar.ran(world.run(&["author"]));
+    bar.after();
+    run.code(2)
+        .stderr_has("no chat template")
+        .stderr_has("local.chat_template");
+    assert!(!run.stderr.contains("fetch-model.sh"), "{}", run.stderr);
+}
+
+#[test]
+fn a_key_too_short_to_redact_safely_is_refused_before_any_request() {
+    let fake = FakeApi::start(good_responder());
+    let world = World::new(&fake);
+    let bar = Bar::before(&world);
+    let run = bar.ran(world.run_env(&["author"], &[("SASEVAL_TEST_KEY", "abc")]));
+    run.code(2)
+        .stderr_has("SASEVAL_TEST_KEY")
+        .stderr_has("too short");
+    bar.after();
+    assert_eq!(fake.counters().http_requests, 0);
+}

@@ -1,6 +1,7 @@
 //! The response cache: an append-only JSONL file of final outcomes keyed by custom_id and the
 //! SHA-256 of the request body. It is the record of everything paid for, so every line carries a
-//! checksum, appends are fsynced, and damage is reported instead of silently skipped.
+//! checksum, appends are fsynced, damage is reported instead of silently skipped, and no line is
+//! written that would not read back.
 
 use super::{hex, Outcome};
 use crate::fsio;
@@ -20,7 +21,7 @@ pub enum CacheError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("the response cache {path} is damaged at line {line} ({what}). Paid responses are never dropped silently: move the file aside (e.g. `mv {path} {path}.damaged`) and re-run; the run re-collects completed batches from the journal and the downloaded output files under state/downloads. Restore lines from the moved file by hand if needed.")]
+    #[error("the response cache {path} is damaged at line {line} ({what}). Paid responses are never dropped silently: move the file aside (`mv {} {}.damaged`) and re-run. The run rebuilds the cache from the journal and the downloaded output files under state/downloads, buying nothing again; results imported with --import are imported again by passing the same files, and local results are computed again.", crate::fsio::shell_word(.path), crate::fsio::shell_word(.path))]
     Corrupt {
         path: PathBuf,
         line: usize,
@@ -78,6 +79,12 @@ impl CacheLine {
             source,
         };
         let entry_json = serde_json::to_string(&entry).map_err(std::io::Error::other)?;
+        if let Err(e) = serde_json::from_str::<Entry>(&entry_json) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("it would not read back: {e}"),
+            ));
+        }
         let sum = hex(&Sha256::digest(entry_json.as_bytes()));
         let mut bytes = Vec::with_capacity(entry_json.len() + 90);
         writeln!(bytes, "{{\"sum\":\"{sum}\",\"entry\":{entry_json}}}")?;

@@ -1,23 +1,52 @@
 //! The OpenAI-compatible Batch API over HTTP (Groq, OpenAI, any compatible endpoint): files and
 //! batches, with retries for 429 (honouring `retry-after`), 5xx and dropped connections, and
-//! downloads that are checked to be complete before anything reads them.
+//! downloads that are checked to be complete before anything reads them. Every byte a server
+//! sends has the key redacted before anything parses, prints or stores it; ids go into URLs
+//! percent-encoded; redirects are refused; and a request that creates something (an upload, a
+//! batch) is not retried blindly when its reply is lost: the caller looks for it first.
 
+use super::untrusted::{self, Redactor};
 use crate::config::Api;
 use serde::Deserialize;
 use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
+use std::sync::Mutex;
 use std::time::Duration;
+
+/// Keys shorter than this are refused: redacting so short a string from server text would
+/// corrupt paid responses, and no provider issues keys that short.
+const MIN_KEY_CHARS: usize = 8;
+
+/// A download whose last line is not complete JSON must arrive this many times with the very
+/// same bytes before it counts as the server's bad line rather than a transfer cut short.
+const IDENTICAL_BAD_DOWNLOADS: usize = 3;
+
+/// The largest JSON reply read (a page of a listing is a few hundred KB), and how much of an
+/// error reply is read for its message: a server cannot make the client hold more.
+const MAX_REPLY_BYTES: usize = 64 << 20;
+const MAX_ERROR_BODY_BYTES: usize = 64 << 10;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
     #[error("environment variable {0} is not set: set it to your API key (export {0}=...), or change api.api_key_env")]
     MissingKey(String),
+    #[error("environment variable {var} holds {chars} characters, too short for an API key: set it to your API key (export {var}=...), or change api.api_key_env")]
+    ShortKey { var: String, chars: usize },
     #[error("api.base_url {0} is not allowed: API keys are only sent over https:// (plain http:// only to a loopback address such as 127.0.0.1)")]
     InsecureUrl(String),
     #[error("api.base_url {0} is not a valid URL")]
     BadUrl(String),
+    #[error("api.base_url {0} carries a user name or password (user:pass@…): remove them from the URL. The key is sent only from the environment variable named by api.api_key_env, and credentials in the URL would be sent too")]
+    CredentialsInUrl(String),
+    #[error("{what}: the endpoint redirected (HTTP {status}) to {location}. saseval-gen does not follow redirects, so that the key never goes to another address: set api.base_url to the address that answers")]
+    Redirected {
+        what: String,
+        status: u16,
+        location: String,
+    },
     #[error("{what}: the server said {status}: {message}")]
     Status {
         what: String,
@@ -30,6 +59,10 @@ pub enum ClientError {
         message: String,
         attempts: usize,
     },
+    /// A request that creates something was sent and its reply was lost: it may or may not
+    /// have happened on the server.
+    #[error("{what}: the reply was lost ({message})")]
+    Unconfirmed { what: String, message: String },
     #[error("{what}: unexpected reply from the server: {message}")]
     Protocol { what: String, message: String },
     #[error("{what}: the server's certificate is not trusted ({message}). Nothing was sent; check api.base_url, or the system's CA certificates")]
@@ -46,7 +79,12 @@ impl ClientError {
     pub fn is_usage(&self) -> bool {
         matches!(
             self,
-            ClientError::MissingKey(_) | ClientError::InsecureUrl(_) | ClientError::BadUrl(_)
+            ClientError::MissingKey(_)
+                | ClientError::ShortKey { .. }
+                | ClientError::InsecureUrl(_)
+                | ClientError::BadUrl(_)
+                | ClientError::CredentialsInUrl(_)
+                | ClientError::Redirected { .. }
         ) || matches!(
             self,
             ClientError::Status {
@@ -87,15 +125,30 @@ impl fmt::Debug for ApiKey {
 impl ApiKey {
     pub fn from_env(var: &str) -> Result<ApiKey, ClientError> {
         match std::env::var(var) {
-            Ok(v) if !v.trim().is_empty() => Ok(ApiKey(v.trim().to_string())),
+            Ok(v) if !v.trim().is_empty() => {
+                let key = v.trim().to_string();
+                let chars = key.chars().count();
+                if chars < MIN_KEY_CHARS {
+                    return Err(ClientError::ShortKey {
+                        var: var.to_string(),
+                        chars,
+                    });
+                }
+                Ok(ApiKey(key))
+            }
             _ => Err(ClientError::MissingKey(var.to_string())),
         }
     }
 }
 
-/// Refuses to send a key over plain HTTP unless the host is loopback.
+/// Refuses to send a key over plain HTTP unless the host is loopback, and refuses credentials
+/// in the URL (they would be sent beside the key, and printed in errors).
 pub fn check_base_url(url: &str) -> Result<reqwest::Url, ClientError> {
-    let parsed = reqwest::Url::parse(url).map_err(|_| ClientError::BadUrl(url.to_string()))?;
+    let shown = without_userinfo(url);
+    let parsed = reqwest::Url::parse(url).map_err(|_| ClientError::BadUrl(shown.clone()))?;
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err(ClientError::CredentialsInUrl(shown));
+    }
     match parsed.scheme() {
         "https" => Ok(parsed),
         "http" => {
@@ -111,10 +164,23 @@ pub fn check_base_url(url: &str) -> Result<reqwest::Url, ClientError> {
             if loopback {
                 Ok(parsed)
             } else {
-                Err(ClientError::InsecureUrl(url.to_string()))
+                Err(ClientError::InsecureUrl(shown))
             }
         }
-        _ => Err(ClientError::BadUrl(url.to_string())),
+        _ => Err(ClientError::BadUrl(shown)),
+    }
+}
+
+/// `url` with anything between `scheme://` and an `@` of its authority shown as `…`, so that an
+/// error never prints a password, whether or not the URL parses.
+fn without_userinfo(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://…@{}", &rest[at + 1..]),
+        None => url.to_string(),
     }
 }
 
@@ -184,7 +250,7 @@ impl BatchObject {
                     .and_then(Value::as_u64)
                     .map(|l| format!(" (line {l})"))
                     .unwrap_or_default();
-                format!("{}: {}{line}", field("code"), field("message"))
+                untrusted::printable(&format!("{}: {}{line}", field("code"), field("message")))
             })
             .collect()
     }
@@ -205,7 +271,27 @@ pub struct Client {
     http: reqwest::Client,
     base: String,
     key: ApiKey,
+    redactor: Redactor,
     retry: RetryPolicy,
+}
+
+/// Whether a request may be sent again when its reply is lost.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Effect {
+    /// Reading, or asking for something twice is harmless (poll, list, download, cancel).
+    Repeatable,
+    /// It creates something (an upload, a batch): after a lost reply the caller must look for
+    /// it before sending again, so only failures that prove nothing was done are retried here.
+    Creates,
+}
+
+/// A download that was saved whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Downloaded {
+    pub bytes: u64,
+    /// The file's last line is not complete JSON, yet the same bytes arrived
+    /// [`IDENTICAL_BAD_DOWNLOADS`] times: the server's bad line, not a transfer cut short.
+    pub bad_last_line: bool,
 }
 
 impl fmt::Debug for Client {
@@ -222,6 +308,8 @@ enum Attempt<T> {
     Retry {
         message: String,
         after: Option<Duration>,
+        /// The request may have reached the server and been acted on.
+        maybe_done: bool,
     },
     Fail(ClientError),
 }
@@ -233,6 +321,7 @@ impl Client {
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs_f64(api.request_timeout_secs))
             .connect_timeout(Duration::from_secs(30))
+            .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("saseval-gen/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| ClientError::Protocol {
@@ -242,6 +331,7 @@ impl Client {
         Ok(Client {
             http,
             base: api.base_url.trim_end_matches('/').to_string(),
+            redactor: Redactor::new(&key.0),
             key,
             retry: RetryPolicy {
                 initial: Duration::from_secs_f64(api.retry_initial_secs),
@@ -254,8 +344,34 @@ impl Client {
         format!("{}/{}", self.base, path.trim_start_matches('/'))
     }
 
+    /// The URL `{base}/{collection}/{id}{rest}` for a server-given id, encoded as one segment.
+    fn id_url(
+        &self,
+        what: &str,
+        collection: &str,
+        id: &str,
+        rest: &str,
+    ) -> Result<String, ClientError> {
+        let segment = untrusted::url_segment(id).ok_or_else(|| ClientError::Protocol {
+            what: what.to_string(),
+            message: format!(
+                "the server gave the unusable id {:?}",
+                untrusted::printable(id)
+            ),
+        })?;
+        Ok(self.url(&format!("{collection}/{segment}{rest}")))
+    }
+
     /// Sends the request built by `build` until it succeeds or a non-transient error occurs.
-    async fn send<T, F, B>(&self, what: &str, build: B, finish: F) -> Result<T, ClientError>
+    /// A request that [`Effect::Creates`] something is retried only after failures that prove
+    /// it was not acted on (a refused connection, a 429); after others it is `Unconfirmed`.
+    async fn send<T, F, B>(
+        &self,
+        what: &str,
+        effect: Effect,
+        build: B,
+        finish: F,
+    ) -> Result<T, ClientError>
     where
         B: Fn() -> reqwest::RequestBuilder,
         F: Finish<T>,
@@ -274,18 +390,32 @@ impl Client {
             let outcome = match build().bearer_auth(&self.key.0).send().await {
                 Err(e) if is_certificate_error(&e) => Attempt::Fail(ClientError::Certificate {
                     what: what.to_string(),
-                    message: transport_message(&e),
+                    message: self.redactor.text(&transport_message(&e)),
                 }),
                 Err(e) => Attempt::Retry {
-                    message: transport_message(&e),
+                    message: self.redactor.text(&transport_message(&e)),
                     after: None,
+                    maybe_done: !e.is_connect(),
                 },
-                Ok(response) => classify(what, response, &finish).await,
+                Ok(response) => {
+                    crate::hooks::crash_point("http-reply");
+                    self.classify(what, response, &finish).await
+                }
             };
             match outcome {
                 Attempt::Done(v) => return Ok(v),
                 Attempt::Fail(e) => return Err(e),
-                Attempt::Retry { message, after } => {
+                Attempt::Retry {
+                    message,
+                    maybe_done: true,
+                    ..
+                } if effect == Effect::Creates => {
+                    return Err(ClientError::Unconfirmed {
+                        what: what.to_string(),
+                        message,
+                    })
+                }
+                Attempt::Retry { message, after, .. } => {
                     let Some(backoff) = delays.next() else {
                         return Err(ClientError::Transport {
                             what: what.to_string(),
@@ -304,15 +434,81 @@ impl Client {
     async fn json(
         &self,
         what: &str,
+        effect: Effect,
         build: impl Fn() -> reqwest::RequestBuilder,
     ) -> Result<Value, ClientError> {
-        self.send(what, build, JsonBody).await
+        let body = JsonBody {
+            redactor: &self.redactor,
+        };
+        self.send(what, effect, build, body).await
+    }
+
+    /// Decides what a response means: success (then `finish` reads it), a redirect (refused),
+    /// a retryable error (429, 5xx, 408) or a final one; its text with the key redacted.
+    async fn classify<T>(
+        &self,
+        what: &str,
+        response: reqwest::Response,
+        finish: &impl Finish<T>,
+    ) -> Attempt<T> {
+        let status = response.status();
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .map(|s| Duration::from_secs_f64(s.min(3600.0)));
+        if status.is_success() {
+            return finish.finish(response).await;
+        }
+        if status.is_redirection() {
+            let location = response
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+                .unwrap_or_else(|| "an address it did not give".into());
+            return Attempt::Fail(ClientError::Redirected {
+                what: what.to_string(),
+                status: status.as_u16(),
+                location: untrusted::printable(&without_userinfo(&self.redactor.text(&location))),
+            });
+        }
+        let body = match read_at_most(response, MAX_ERROR_BODY_BYTES).await {
+            Ok((body, _)) => body,
+            Err(e) => return reading_failed(&self.redactor, &e),
+        };
+        let message = untrusted::printable(&error_message(&self.redactor.bytes(&body)));
+        let code = status.as_u16();
+        if code == 429 {
+            Attempt::Retry {
+                message: format!("rate limited (429): {message}"),
+                after: retry_after,
+                maybe_done: false,
+            }
+        } else if status.is_server_error() || code == 408 {
+            Attempt::Retry {
+                message: format!("server error {code}: {message}"),
+                after: retry_after,
+                maybe_done: true,
+            }
+        } else {
+            Attempt::Fail(ClientError::Status {
+                what: what.to_string(),
+                status: code,
+                message: if code == 401 {
+                    format!("{message} — check the key in the environment variable named by api.api_key_env")
+                } else {
+                    message
+                },
+            })
+        }
     }
 
     pub async fn upload(&self, filename: &str, bytes: Vec<u8>) -> Result<FileObject, ClientError> {
         let what = format!("uploading {filename}");
         let v = self
-            .json(&what, || {
+            .json(&what, Effect::Creates, || {
                 let part = reqwest::multipart::Part::bytes(bytes.clone())
                     .file_name(filename.to_string())
                     .mime_str("application/jsonl")
@@ -331,7 +527,9 @@ impl Client {
 
     pub async fn list_files(&self) -> Result<Vec<FileObject>, ClientError> {
         let v = self
-            .json("listing files", || self.http.get(self.url("files")))
+            .json("listing files", Effect::Repeatable, || {
+                self.http.get(self.url("files"))
+            })
             .await?;
         let data = v.get("data").cloned().unwrap_or(Value::Array(Vec::new()));
         parse("listing files", data)
@@ -350,7 +548,7 @@ impl Client {
             "metadata": metadata,
         });
         let v = self
-            .json("creating a batch", || {
+            .json("creating a batch", Effect::Creates, || {
                 self.http.post(self.url("batches")).json(&body)
             })
             .await?;
@@ -358,19 +556,19 @@ impl Client {
     }
 
     pub async fn get_batch(&self, id: &str) -> Result<BatchObject, ClientError> {
-        let what = format!("polling batch {id}");
+        let what = format!("polling batch {}", untrusted::printable(id));
+        let url = self.id_url(&what, "batches", id, "")?;
         let v = self
-            .json(&what, || self.http.get(self.url(&format!("batches/{id}"))))
+            .json(&what, Effect::Repeatable, || self.http.get(&url))
             .await?;
         parse(&what, v)
     }
 
     pub async fn cancel_batch(&self, id: &str) -> Result<BatchObject, ClientError> {
-        let what = format!("cancelling batch {id}");
+        let what = format!("cancelling batch {}", untrusted::printable(id));
+        let url = self.id_url(&what, "batches", id, "/cancel")?;
         let v = self
-            .json(&what, || {
-                self.http.post(self.url(&format!("batches/{id}/cancel")))
-            })
+            .json(&what, Effect::Repeatable, || self.http.post(&url))
             .await?;
         parse(&what, v)
     }
@@ -385,7 +583,7 @@ impl Client {
         let mut cursor: Option<(&str, String)> = None;
         for _page in 0..10_000 {
             let v = self
-                .json("listing batches", || {
+                .json("listing batches", Effect::Repeatable, || {
                     let mut req = self
                         .http
                         .get(self.url("batches"))
@@ -421,18 +619,22 @@ impl Client {
         Ok(found)
     }
 
-    /// Downloads a file's content to `dest` (atomically), streaming it to disk so that memory
-    /// does not grow with the file, and retrying truncated transfers. The content must be
-    /// complete JSONL: a Content-Length mismatch or a last line that is not valid JSON counts as
-    /// a cut-short transfer and is retried, never passed on.
-    pub async fn download(&self, file_id: &str, dest: &Path) -> Result<u64, ClientError> {
-        let what = format!("downloading file {file_id}");
-        self.send(
-            &what,
-            || self.http.get(self.url(&format!("files/{file_id}/content"))),
-            ToFile { dest },
-        )
-        .await
+    /// Downloads a file's content to `dest` (atomically), streaming it to disk with the key
+    /// redacted so that memory does not grow with the file, and retrying truncated transfers.
+    /// The content must be complete JSONL: a Content-Length mismatch, or a last line that is
+    /// not valid JSON, counts as a cut-short transfer and is retried, never passed on — unless
+    /// the very same bytes arrive [`IDENTICAL_BAD_DOWNLOADS`] times, which no retry changes.
+    pub async fn download(&self, file_id: &str, dest: &Path) -> Result<Downloaded, ClientError> {
+        let what = format!("downloading file {}", untrusted::printable(file_id));
+        let url = self.id_url(&what, "files", file_id, "/content")?;
+        let to_file = ToFile {
+            dest,
+            redactor: &self.redactor,
+            bad_tails: Mutex::new(BadTails::default()),
+            identical: IDENTICAL_BAD_DOWNLOADS.min(self.retry.max_retries + 1),
+        };
+        self.send(&what, Effect::Repeatable, || self.http.get(&url), to_file)
+            .await
     }
 }
 
@@ -455,7 +657,7 @@ fn transport_message(e: &reqwest::Error) -> String {
 fn parse<T: serde::de::DeserializeOwned>(what: &str, v: Value) -> Result<T, ClientError> {
     serde_json::from_value(v).map_err(|e| ClientError::Protocol {
         what: what.to_string(),
-        message: e.to_string(),
+        message: untrusted::printable(&e.to_string()),
     })
 }
 
@@ -464,36 +666,95 @@ trait Finish<T> {
     async fn finish(&self, response: reqwest::Response) -> Attempt<T>;
 }
 
-fn reading_failed<T>(e: &reqwest::Error) -> Attempt<T> {
+fn reading_failed<T>(redactor: &Redactor, e: &reqwest::Error) -> Attempt<T> {
     Attempt::Retry {
-        message: format!("reading the reply failed: {}", transport_message(e)),
+        message: redactor.text(&format!(
+            "reading the reply failed: {}",
+            transport_message(e)
+        )),
         after: None,
+        maybe_done: true,
     }
 }
 
-struct JsonBody;
-impl Finish<Value> for JsonBody {
+/// A JSON reply, parsed after the key is redacted from it.
+struct JsonBody<'r> {
+    redactor: &'r Redactor,
+}
+
+/// The first `limit` bytes of a response body, and whether there was more.
+async fn read_at_most(
+    mut response: reqwest::Response,
+    limit: usize,
+) -> Result<(Vec<u8>, bool), reqwest::Error> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        let room = limit - body.len();
+        if chunk.len() > room {
+            body.extend_from_slice(&chunk[..room]);
+            return Ok((body, true));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok((body, false))
+}
+
+impl Finish<Value> for JsonBody<'_> {
     async fn finish(&self, response: reqwest::Response) -> Attempt<Value> {
-        match response.bytes().await {
-            Err(e) => reading_failed(&e),
-            Ok(bytes) => match serde_json::from_slice(&bytes) {
+        match read_at_most(response, MAX_REPLY_BYTES).await {
+            Err(e) => reading_failed(self.redactor, &e),
+            Ok((_, true)) => Attempt::Fail(ClientError::Protocol {
+                what: "reading a reply".into(),
+                message: format!(
+                    "the reply is larger than the {} MB a reply may be",
+                    MAX_REPLY_BYTES >> 20
+                ),
+            }),
+            Ok((bytes, false)) => match serde_json::from_slice(&self.redactor.bytes(&bytes)) {
                 Ok(v) => Attempt::Done(v),
                 Err(e) => Attempt::Retry {
                     message: format!("reply is not JSON ({e})"),
                     after: None,
+                    maybe_done: true,
                 },
             },
         }
     }
 }
 
-/// Streams a download into a temp file beside `dest`, checks it is whole, then renames it.
+/// Streams a download into a temp file beside `dest`, redacting the key, checks it is whole,
+/// then renames it.
 struct ToFile<'p> {
     dest: &'p Path,
+    redactor: &'p Redactor,
+    /// The downloads so far whose last line was not complete JSON.
+    bad_tails: Mutex<BadTails>,
+    /// How many identical such downloads make the bad line the server's own.
+    identical: usize,
 }
 
-impl Finish<u64> for ToFile<'_> {
-    async fn finish(&self, response: reqwest::Response) -> Attempt<u64> {
+/// The digest of the last download whose last line was bad, and how many times in a row it came.
+#[derive(Default)]
+struct BadTails {
+    digest: Option<Vec<u8>>,
+    times: usize,
+}
+
+impl BadTails {
+    /// Counts one more download with a bad last line; returns how many in a row had these bytes.
+    fn count(&mut self, digest: Vec<u8>) -> usize {
+        if self.digest.as_ref() == Some(&digest) {
+            self.times += 1;
+        } else {
+            self.digest = Some(digest);
+            self.times = 1;
+        }
+        self.times
+    }
+}
+
+impl Finish<Downloaded> for ToFile<'_> {
+    async fn finish(&self, response: reqwest::Response) -> Attempt<Downloaded> {
         let tmp = crate::fsio::temp_path(self.dest);
         let result = self.stream(response, &tmp).await;
         if !matches!(result, Attempt::Done(_)) {
@@ -504,7 +765,7 @@ impl Finish<u64> for ToFile<'_> {
 }
 
 impl ToFile<'_> {
-    async fn stream(&self, mut response: reqwest::Response, tmp: &Path) -> Attempt<u64> {
+    async fn stream(&self, mut response: reqwest::Response, tmp: &Path) -> Attempt<Downloaded> {
         use std::io::Write;
         let io_fail = |source| {
             Attempt::Fail(ClientError::Io {
@@ -513,122 +774,120 @@ impl ToFile<'_> {
             })
         };
         let declared = response.content_length();
-        let mut file = match std::fs::File::create(tmp) {
+        let mut file = match crate::fsio::create_temp(tmp) {
             Ok(f) => std::io::BufWriter::with_capacity(1 << 20, f),
             Err(e) => return io_fail(e),
         };
+        let mut redactor = self.redactor.stream();
         let mut tail = LastLine::default();
+        let mut digest = Sha256::new();
         let mut received: u64 = 0;
         loop {
             match response.chunk().await {
-                Err(e) => return reading_failed(&e),
+                Err(e) => return reading_failed(self.redactor, &e),
                 Ok(None) => break,
                 Ok(Some(chunk)) => {
                     received += chunk.len() as u64;
-                    tail.feed(&chunk);
-                    if let Err(e) = file.write_all(&chunk) {
+                    digest.update(&chunk);
+                    let redacted = redactor.feed(&chunk);
+                    tail.feed(&redacted);
+                    if let Err(e) = file.write_all(&redacted) {
                         return io_fail(e);
                     }
                 }
             }
         }
+        let rest = redactor.finish();
+        tail.feed(&rest);
+        if let Err(e) = file.write_all(&rest) {
+            return io_fail(e);
+        }
         if let Some(len) = declared.filter(|len| *len != received) {
             return Attempt::Retry {
                 message: format!("download cut short: {received} of {len} bytes"),
                 after: None,
+                maybe_done: true,
             };
         }
-        if !tail.is_complete_json() {
-            return Attempt::Retry {
-                message: "download cut short: its last line is not complete JSON".into(),
-                after: None,
-            };
+        let bad_last_line = !tail.is_complete_json();
+        if bad_last_line {
+            let times = self
+                .bad_tails
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .count(digest.finalize().to_vec());
+            if times < self.identical {
+                return Attempt::Retry {
+                    message: "download cut short: its last line is not complete JSON".into(),
+                    after: None,
+                    maybe_done: true,
+                };
+            }
         }
         let synced = file
             .into_inner()
             .map_err(|e| e.into_error())
             .and_then(|f| f.sync_all());
         match synced.and_then(|()| crate::fsio::commit_temp(tmp, self.dest)) {
-            Ok(()) => Attempt::Done(received),
+            Ok(()) => Attempt::Done(Downloaded {
+                bytes: received,
+                bad_last_line,
+            }),
             Err(e) => io_fail(e),
         }
     }
 }
 
-/// The last non-blank line seen so far in a stream of chunks.
+/// The last non-blank line seen so far in a stream of chunks, held only up to the longest
+/// output line ingest reads (a longer last line is not complete JSON for this check).
 #[derive(Default)]
 struct LastLine {
-    complete: Vec<u8>,
-    open: Vec<u8>,
+    complete: Held,
+    open: Held,
+}
+
+/// A line, or its first [`ingest::MAX_LINE_BYTES`] bytes when it is longer.
+#[derive(Default)]
+struct Held {
+    bytes: Vec<u8>,
+    too_long: bool,
+}
+
+impl Held {
+    fn push(&mut self, part: &[u8]) {
+        let room = super::ingest::MAX_LINE_BYTES.saturating_sub(self.bytes.len());
+        self.too_long |= part.len() > room;
+        self.bytes.extend_from_slice(&part[..part.len().min(room)]);
+    }
+
+    fn is_blank(&self) -> bool {
+        !self.too_long && self.bytes.trim_ascii().is_empty()
+    }
 }
 
 impl LastLine {
     fn feed(&mut self, chunk: &[u8]) {
         let mut rest = chunk;
         while let Some(nl) = rest.iter().position(|b| *b == b'\n') {
-            self.open.extend_from_slice(&rest[..nl]);
-            if !self.open.trim_ascii().is_empty() {
+            self.open.push(&rest[..nl]);
+            if !self.open.is_blank() {
                 std::mem::swap(&mut self.complete, &mut self.open);
             }
-            self.open.clear();
+            self.open = Held::default();
             rest = &rest[nl + 1..];
         }
-        self.open.extend_from_slice(rest);
+        self.open.push(rest);
     }
 
     fn is_complete_json(&self) -> bool {
-        let last = if self.open.trim_ascii().is_empty() {
+        let last = if self.open.is_blank() {
             &self.complete
         } else {
             &self.open
         };
-        last.trim_ascii().is_empty()
-            || serde_json::from_slice::<serde::de::IgnoredAny>(last).is_ok()
-    }
-}
-
-async fn classify<T>(
-    what: &str,
-    response: reqwest::Response,
-    finish: &impl Finish<T>,
-) -> Attempt<T> {
-    let status = response.status();
-    let retry_after = response
-        .headers()
-        .get(reqwest::header::RETRY_AFTER)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .map(|s| Duration::from_secs_f64(s.min(3600.0)));
-    if status.is_success() {
-        return finish.finish(response).await;
-    }
-    let body = match response.bytes().await {
-        Ok(b) => b.to_vec(),
-        Err(e) => return reading_failed(&e),
-    };
-    let message = error_message(&body);
-    let code = status.as_u16();
-    if code == 429 {
-        Attempt::Retry {
-            message: format!("rate limited (429): {message}"),
-            after: retry_after,
-        }
-    } else if status.is_server_error() || code == 408 {
-        Attempt::Retry {
-            message: format!("server error {code}: {message}"),
-            after: retry_after,
-        }
-    } else {
-        Attempt::Fail(ClientError::Status {
-            what: what.to_string(),
-            status: code,
-            message: if code == 401 {
-                format!("{message} — check the key in the environment variable named by api.api_key_env")
-            } else {
-                message
-            },
-        })
+        last.is_blank()
+            || (!last.too_long
+                && serde_json::from_slice::<serde::de::IgnoredAny>(&last.bytes).is_ok())
     }
 }
 
@@ -667,6 +926,25 @@ mod tests {
     fn trailing_blank_lines_do_not_hide_a_cut_line() {
         assert!(fed(&["{\"a\":1}\n\n", "  \n"]).is_complete_json());
         assert!(!fed(&["{\"a\":1}\n{\"cut", "\n\n"]).is_complete_json());
+    }
+
+    #[test]
+    fn a_last_line_longer_than_an_output_line_may_be_is_held_only_up_to_the_limit() {
+        let mut tail = fed(&["{\"a\":1}\n"]);
+        let megabyte = vec![b' '; 1 << 20];
+        for _ in 0..(crate::batch::ingest::MAX_LINE_BYTES >> 20) + 1 {
+            tail.feed(&megabyte);
+        }
+        assert!(tail.open.bytes.len() <= crate::batch::ingest::MAX_LINE_BYTES);
+        assert!(
+            !tail.is_complete_json(),
+            "an over-long line is not judged complete, even when blank"
+        );
+        tail.feed(b"\n{\"b\":2}\n");
+        assert!(
+            tail.is_complete_json(),
+            "the next line is judged on its own"
+        );
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! (vLLM `run-batch`, a cluster job, a provider's console) and ingests that engine's output JSONL
 //! given with `--import`, matching lines by custom_id to what was exported.
 
-use super::ingest::ingest_file;
+use super::ingest::{ingest_file, NamedBadLines};
 use super::journal::{Journal, SubState, Submission};
 use super::{request_file, BatchError, Request, Runner};
 use std::collections::BTreeMap;
@@ -90,12 +90,31 @@ impl<'r, 'a> FileJob<'r, 'a> {
             )));
         }
         let source = format!("import:{}", path.display());
-        let added = ingest_file(&mut self.runner.cache, path, keys, &source, |n, why| {
-            Err(BatchError::Usage(format!(
-                "--import {} line {n}: {why}; expected the OpenAI batch output format",
-                path.display()
-            )))
-        })?
+        let printer = self.runner.printer;
+        let added = ingest_file(
+            &mut self.runner.cache,
+            path,
+            keys,
+            &source,
+            NamedBadLines::Report,
+            |bad| match bad.kept_for {
+                Some(custom_id) => {
+                    printer.warn(format!(
+                        "--import {} line {}: {}; kept as the failed outcome of {custom_id}",
+                        path.display(),
+                        bad.line_no,
+                        bad.why
+                    ));
+                    Ok(())
+                }
+                None => Err(BatchError::Usage(format!(
+                    "--import {} line {}: {}; expected the OpenAI batch output format",
+                    path.display(),
+                    bad.line_no,
+                    bad.why
+                ))),
+            },
+        )?
         .added;
         if added > 0 {
             self.runner.printer.note(format!(

@@ -1,6 +1,9 @@
 //! Moves the outcomes in a batch output file (downloaded from the API or imported from another
 //! engine) into the response cache. The file is streamed line by line and written to the cache
-//! in bounded chunks, so memory does not grow with the file.
+//! in bounded chunks, so memory does not grow with the file. A line is untrusted: one that would
+//! not read back from the cache (nested too deep, a number out of range) is kept as a failed
+//! outcome with its reason instead of damaging the cache, and a line that is not JSON but still
+//! names one of the submission's requests can be kept as that request's failure.
 
 use super::cache::{Cache, CacheLine};
 use super::{BatchError, Failure};
@@ -14,6 +17,10 @@ use std::path::Path;
 
 /// Lines parsed together and appended to the cache with one fsync.
 const CHUNK_BYTES: usize = 8 << 20;
+
+/// The longest output line read whole: a chat completion of a million tokens is a few MB, so a
+/// longer line is a server's junk, and is reported without being held in memory.
+pub const MAX_LINE_BYTES: usize = 64 << 20;
 
 /// A final outcome as the cache stores it ([`super::Outcome`]'s shape), with a served response
 /// body passed through as the server's bytes instead of being parsed and written again.
@@ -80,18 +87,38 @@ pub struct Ingested {
     pub added: usize,
     /// Lines whose custom_id the submission never held.
     pub foreign: usize,
+    /// Non-blank lines in the file, bad ones included.
+    pub lines: usize,
+}
+
+/// What to do with a line that is not JSON but names one of the submission's requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NamedBadLines {
+    /// Keep it as that request's failed outcome (a server's deterministic bad line).
+    KeepAsFailure,
+    /// Treat it like any other bad line (an import must be well-formed).
+    Report,
+}
+
+/// A line that is not a usable output line, as `ingest_file` reports it.
+pub struct BadLine<'a> {
+    pub line_no: usize,
+    pub why: String,
+    /// The request it was kept for as a failed outcome, if any.
+    pub kept_for: Option<&'a str>,
 }
 
 /// Streams `path` into `cache`. `keys` maps each custom_id the submission held to its body hash;
-/// `bad_line(line_no, why)` decides whether a line that is not an output line stops the ingest
-/// (what was read before it is kept either way). Lines are read a chunk at a time, parsed and
-/// rendered on every core, then handled and appended in file order.
+/// `bad_line` decides whether a line that is not a usable output line stops the ingest (what was
+/// read before it is kept either way). Lines are read a chunk at a time, parsed and rendered on
+/// every core, then handled and appended in file order.
 pub fn ingest_file(
     cache: &mut Cache,
     path: &Path,
     keys: &BTreeMap<String, String>,
     source: &str,
-    mut bad_line: impl FnMut(usize, String) -> Result<(), BatchError>,
+    named_bad_lines: NamedBadLines,
+    mut bad_line: impl FnMut(BadLine<'_>) -> Result<(), BatchError>,
 ) -> Result<Ingested, BatchError> {
     let read_err =
         |e: std::io::Error| BatchError::Runtime(format!("cannot read {}: {e}", path.display()));
@@ -99,31 +126,48 @@ pub fn ingest_file(
     let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
     let threads = parallel::threads();
     let mut ingested = Ingested::default();
-    let mut lines: Vec<Vec<u8>> = Vec::new();
+    let mut lines: Vec<RawLine> = Vec::new();
     let mut chunk_bytes = 0;
     let mut first_line_no = 1;
     loop {
-        let mut buf = Vec::new();
-        let n = reader.read_until(b'\n', &mut buf).map_err(read_err)?;
+        let (n, line) = read_line(&mut reader, MAX_LINE_BYTES).map_err(read_err)?;
         if n > 0 {
-            chunk_bytes += n;
-            lines.push(buf);
+            chunk_bytes += line.held();
+            lines.push(line);
             if chunk_bytes < CHUNK_BYTES {
                 continue;
             }
         }
-        let parsed = parallel::map(&lines, threads, |line| parse_line(line, keys, source));
+        let parsed = parallel::map(&lines, threads, |line| {
+            parse_line(line, keys, source, named_bad_lines)
+        });
+        let prepare = |rendered: std::io::Result<CacheLine>| {
+            rendered.map_err(|e| BatchError::Runtime(format!("cannot prepare a cache line: {e}")))
+        };
         let mut ready = Vec::new();
         let mut stopped = None;
         for (k, line) in parsed.into_iter().enumerate() {
+            if !matches!(line, Line::Blank) {
+                ingested.lines += 1;
+            }
             match line {
                 Line::Blank | Line::Unserved => {}
                 Line::Foreign => ingested.foreign += 1,
-                Line::Served(rendered) => ready.push(rendered.map_err(|e| {
-                    BatchError::Runtime(format!("cannot prepare a cache line: {e}"))
-                })?),
-                Line::Bad(why) => {
-                    if let Err(e) = bad_line(first_line_no + k, why) {
+                Line::Served(rendered) => ready.push(prepare(rendered)?),
+                Line::Bad { why, kept } => {
+                    let kept_for = match kept {
+                        Some((custom_id, rendered)) => {
+                            ready.push(prepare(rendered)?);
+                            Some(custom_id)
+                        }
+                        None => None,
+                    };
+                    let reported = bad_line(BadLine {
+                        line_no: first_line_no + k,
+                        why,
+                        kept_for: kept_for.as_deref(),
+                    });
+                    if let Err(e) = reported {
                         stopped = Some(e);
                         break;
                     }
@@ -143,10 +187,66 @@ pub fn ingest_file(
     }
 }
 
+/// One line as read: whole, or only the start of a line longer than the limit.
+enum RawLine {
+    Whole(Vec<u8>),
+    TooLong { head: Vec<u8>, bytes: u64 },
+}
+
+impl RawLine {
+    fn held(&self) -> usize {
+        match self {
+            RawLine::Whole(bytes) | RawLine::TooLong { head: bytes, .. } => bytes.len(),
+        }
+    }
+}
+
+/// Reads one line (through its `\n`), holding at most `limit` bytes of it; returns how many
+/// bytes it took from the reader (0 at the end).
+fn read_line(reader: &mut impl BufRead, limit: usize) -> std::io::Result<(u64, RawLine)> {
+    let mut held = Vec::new();
+    let mut taken: u64 = 0;
+    let mut ended = false;
+    while !ended {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            break;
+        }
+        let part = match buf.iter().position(|b| *b == b'\n') {
+            Some(nl) => {
+                ended = true;
+                &buf[..=nl]
+            }
+            None => buf,
+        };
+        let room = (limit + 1).saturating_sub(held.len());
+        held.extend_from_slice(&part[..part.len().min(room)]);
+        let used = part.len();
+        taken += used as u64;
+        reader.consume(used);
+    }
+    let content = taken - u64::from(ended);
+    let line = if content > limit as u64 {
+        held.truncate(limit);
+        RawLine::TooLong {
+            head: held,
+            bytes: content,
+        }
+    } else {
+        RawLine::Whole(held)
+    };
+    Ok((taken, line))
+}
+
 /// What one line of an output file is.
 enum Line {
     Blank,
-    Bad(String),
+    /// Not a usable output line; `kept` holds the failed outcome recorded for the request it
+    /// names, when it is kept as one.
+    Bad {
+        why: String,
+        kept: Option<(String, std::io::Result<CacheLine>)>,
+    },
     /// Its custom_id was never sent in this submission.
     Foreign,
     /// The request was not served (expired, 429, 5xx): it is resubmitted.
@@ -154,27 +254,118 @@ enum Line {
     Served(std::io::Result<CacheLine>),
 }
 
-fn parse_line(buf: &[u8], keys: &BTreeMap<String, String>, source: &str) -> Line {
+fn parse_line(
+    raw: &RawLine,
+    keys: &BTreeMap<String, String>,
+    source: &str,
+    named_bad_lines: NamedBadLines,
+) -> Line {
+    let buf = match raw {
+        RawLine::Whole(buf) => buf,
+        RawLine::TooLong { head, bytes } => {
+            let why = format!(
+                "the line is {bytes} bytes, more than the {} MB an output line may be",
+                MAX_LINE_BYTES >> 20
+            );
+            let kept = keep_named(head, keys, source, named_bad_lines, &why);
+            return Line::Bad { why, kept };
+        }
+    };
     if buf.trim_ascii().is_empty() {
         return Line::Blank;
     }
     let line: OutputLine = match serde_json::from_slice(buf) {
         Ok(line) => line,
-        Err(e) => return Line::Bad(format!("not a batch output line ({e})")),
+        Err(e) => {
+            let why = format!("not a batch output line ({e})");
+            let kept = keep_named(buf, keys, source, named_bad_lines, &why);
+            return Line::Bad { why, kept };
+        }
     };
     let custom_id = line
         .custom_id
         .and_then(|id| serde_json::from_str::<String>(id.get()).ok());
     let Some(custom_id) = custom_id else {
-        return Line::Bad("no custom_id".into());
+        return Line::Bad {
+            why: "no custom_id".into(),
+            kept: None,
+        };
     };
     let Some(hash) = keys.get(&custom_id) else {
         return Line::Foreign;
     };
-    match line_outcome(line.response) {
-        Some(outcome) => Line::Served(CacheLine::render(custom_id, hash.clone(), &outcome, source)),
-        None => Line::Unserved,
+    let Some(outcome) = line_outcome(line.response) else {
+        return Line::Unserved;
+    };
+    match CacheLine::render(custom_id.clone(), hash.clone(), &outcome, source) {
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+            let why = format!("the response cannot be stored and read back ({e}): bodies nested deeper than the JSON reader's limit, or holding numbers out of range, are kept as failed outcomes");
+            let failure = Failure {
+                code: "unreadable_response".into(),
+                status: Some(200),
+                message: why.clone(),
+            };
+            let rendered = CacheLine::render(
+                custom_id.clone(),
+                hash.clone(),
+                &LineOutcome::Failed(failure),
+                source,
+            );
+            Line::Bad {
+                why,
+                kept: Some((custom_id, rendered)),
+            }
+        }
+        rendered => Line::Served(rendered),
     }
+}
+
+/// The failed outcome kept for the request that an unusable line still names, if that is the
+/// policy and the request is one of the submission's.
+fn keep_named(
+    buf: &[u8],
+    keys: &BTreeMap<String, String>,
+    source: &str,
+    named_bad_lines: NamedBadLines,
+    why: &str,
+) -> Option<(String, std::io::Result<CacheLine>)> {
+    if named_bad_lines == NamedBadLines::Report {
+        return None;
+    }
+    let (id, hash) = keys.get_key_value(&named_custom_id(buf)?)?;
+    let failure = Failure {
+        code: "unreadable_output_line".into(),
+        status: None,
+        message: format!(
+            "the server's output line for this request is unusable, the same in every download: {why}"
+        ),
+    };
+    let rendered = CacheLine::render(
+        id.clone(),
+        hash.clone(),
+        &LineOutcome::Failed(failure),
+        source,
+    );
+    Some((id.clone(), rendered))
+}
+
+/// The custom_id a line that is not JSON still names (`"custom_id": "…"` near its start), so
+/// that the request's outcome can be recorded instead of the request being bought again.
+fn named_custom_id(buf: &[u8]) -> Option<String> {
+    const KEY: &[u8] = b"\"custom_id\"";
+    let at = buf.windows(KEY.len()).position(|w| w == KEY)? + KEY.len();
+    let rest = buf[at..]
+        .trim_ascii_start()
+        .strip_prefix(b":")?
+        .trim_ascii_start();
+    let body = rest.strip_prefix(b"\"")?;
+    let mut escaped = false;
+    let end = body.iter().position(|b| {
+        let closes = *b == b'"' && !escaped;
+        escaped = *b == b'\\' && !escaped;
+        closes
+    })?;
+    serde_json::from_slice(&rest[..end + 2]).ok()
 }
 
 #[cfg(test)]
@@ -214,8 +405,9 @@ mod tests {
             &output,
             &keys(&["a", "b", "c"]),
             "batch_1",
-            |n, why| {
-                bad.push((n, why));
+            NamedBadLines::KeepAsFailure,
+            |bad_line| {
+                bad.push((bad_line.line_no, bad_line.why));
                 Ok(())
             },
         )
@@ -224,7 +416,8 @@ mod tests {
             ingested,
             Ingested {
                 added: 2,
-                foreign: 1
+                foreign: 1,
+                lines: 5
             }
         );
         assert_eq!(bad.len(), 1);
@@ -246,7 +439,8 @@ mod tests {
             &output,
             &keys(&["a", "b", "c"]),
             "batch_1",
-            |_, _| Ok(()),
+            NamedBadLines::KeepAsFailure,
+            |_| Ok(()),
         )
         .unwrap();
         assert_eq!(
@@ -258,7 +452,7 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn any_line_is_classified_without_a_panic(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..200)) {
-            let _ = parse_line(&bytes, &keys(&["a"]), "s");
+            let _ = parse_line(&RawLine::Whole(bytes), &keys(&["a"]), "s", NamedBadLines::KeepAsFailure);
         }
 
         #[test]
@@ -308,15 +502,126 @@ mod tests {
         let output = dir.path().join("out.jsonl");
         std::fs::write(&output, line("a", 200, "x") + "{\"custom_id\": 5}\n").unwrap();
         let mut cache = Cache::open(&dir.path().join("cache.jsonl")).unwrap();
-        let err = ingest_file(&mut cache, &output, &keys(&["a"]), "import", |n, why| {
-            Err(BatchError::Usage(format!("line {n}: {why}")))
-        })
+        let err = ingest_file(
+            &mut cache,
+            &output,
+            &keys(&["a"]),
+            "import",
+            NamedBadLines::Report,
+            |bad| {
+                Err(BatchError::Usage(format!(
+                    "line {}: {}",
+                    bad.line_no, bad.why
+                )))
+            },
+        )
         .expect_err("the bad line stops the import");
         assert_eq!(err.to_string(), "line 2: no custom_id");
         assert_eq!(err.exit_code(), 2);
         assert!(
             cache.contains("a", "hash-a"),
             "the line before the bad one is kept"
+        );
+    }
+
+    #[test]
+    fn a_body_that_would_not_read_back_is_kept_as_a_failure_and_the_cache_stays_readable() {
+        let dir = tempfile::tempdir().unwrap();
+        let output = dir.path().join("out.jsonl");
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        let huge_number = "1e999";
+        let text = [
+            format!("{{\"custom_id\":\"a\",\"response\":{{\"status_code\":200,\"body\":{{\"x\":{deep}}}}}}}\n"),
+            format!("{{\"custom_id\":\"b\",\"response\":{{\"status_code\":200,\"body\":{{\"x\":{huge_number}}}}}}}\n"),
+            line("c", 200, "fine"),
+        ]
+        .concat();
+        std::fs::write(&output, text).unwrap();
+        let cache_path = dir.path().join("cache.jsonl");
+        let mut cache = Cache::open(&cache_path).unwrap();
+        let mut kept = Vec::new();
+        ingest_file(
+            &mut cache,
+            &output,
+            &keys(&["a", "b", "c"]),
+            "batch_1",
+            NamedBadLines::KeepAsFailure,
+            |bad| {
+                kept.push(bad.kept_for.map(str::to_string));
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(kept, [Some("a".to_string()), Some("b".to_string())]);
+        let reopened = Cache::open(&cache_path).unwrap();
+        for id in ["a", "b"] {
+            let outcome = reopened.get(id, &format!("hash-{id}")).unwrap();
+            assert!(
+                matches!(&outcome, Some(Outcome::Failed(f)) if f.code == "unreadable_response"),
+                "{id}: {outcome:?}"
+            );
+        }
+        assert!(matches!(
+            reopened.get("c", "hash-c").unwrap(),
+            Some(Outcome::Ok(_))
+        ));
+    }
+
+    #[test]
+    fn a_line_that_is_not_json_but_names_its_request_is_that_requests_failure() {
+        let dir = tempfile::tempdir().unwrap();
+        let output = dir.path().join("out.jsonl");
+        let cut = line("b", 200, "cut");
+        let text = [
+            line("a", 200, "fine"),
+            format!("{}\u{0}junk\n", &cut[..cut.len() / 2]),
+            "\u{0}\u{0}\n".into(),
+        ]
+        .concat();
+        std::fs::write(&output, text).unwrap();
+        let mut cache = Cache::open(&dir.path().join("cache.jsonl")).unwrap();
+        let mut reported = Vec::new();
+        ingest_file(
+            &mut cache,
+            &output,
+            &keys(&["a", "b"]),
+            "batch_1",
+            NamedBadLines::KeepAsFailure,
+            |bad| {
+                reported.push((bad.line_no, bad.kept_for.map(str::to_string)));
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(reported, [(2, Some("b".to_string())), (3, None)]);
+        assert!(matches!(
+            cache.get("b", "hash-b").unwrap(),
+            Some(Outcome::Failed(f)) if f.code == "unreadable_output_line"
+        ));
+        assert_eq!(
+            named_custom_id(br#"{"custom_id" : "x\"y", "resp"#),
+            Some("x\"y".into())
+        );
+        assert_eq!(named_custom_id(b"garbage"), None);
+    }
+
+    #[test]
+    fn a_line_longer_than_the_limit_is_held_only_up_to_it_and_the_next_line_is_whole() {
+        let text = format!("{}\n{{\"b\":1}}\nlast", "x".repeat(100));
+        let mut reader = std::io::BufReader::with_capacity(7, text.as_bytes());
+        let (taken, first) = read_line(&mut reader, 10).unwrap();
+        assert_eq!(taken, 101);
+        assert!(matches!(first, RawLine::TooLong { ref head, bytes: 100 } if head.len() == 10));
+        let (_, second) = read_line(&mut reader, 10).unwrap();
+        assert!(matches!(second, RawLine::Whole(ref b) if b == b"{\"b\":1}\n"));
+        let (_, third) = read_line(&mut reader, 10).unwrap();
+        assert!(matches!(third, RawLine::Whole(ref b) if b == b"last"));
+        assert_eq!(read_line(&mut reader, 10).unwrap().0, 0);
+        let exact = "0123456789\n";
+        let (_, line) = read_line(&mut exact.as_bytes(), 10).unwrap();
+        assert!(
+            matches!(line, RawLine::Whole(_)),
+            "a line of exactly the limit is whole"
         );
     }
 }

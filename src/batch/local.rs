@@ -52,6 +52,8 @@ pub struct LocalSettings {
     pub threads: u32,
     pub context_size: u32,
     pub repeat_penalty: f32,
+    /// A llama.cpp chat template name or a Jinja template; `None`: the model's own.
+    pub chat_template: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -62,6 +64,10 @@ pub enum LocalError {
     ModelUnloadable { path: PathBuf, reason: String },
     #[error("invalid local engine settings: {0}")]
     InvalidSettings(String),
+    #[error("{} has no chat template (its GGUF metadata lacks tokenizer.chat_template), so chat messages cannot be turned into its prompt: set local.chat_template to the llama.cpp template name of the model's format (e.g. \"chatml\", \"llama3\", \"mistral-v7\", \"gemma\", \"phi3\") or to its Jinja template", path.display())]
+    NoChatTemplate { path: PathBuf },
+    #[error("local.chat_template {0:?} is neither a chat template name llama.cpp knows (e.g. \"chatml\", \"llama3\", \"mistral-v7\", \"gemma\", \"phi3\") nor a Jinja template it recognises: set it to one of those, or to \"\" to use the model's own")]
+    UnknownChatTemplate(String),
     #[error("llama.cpp backend: {0}")]
     Backend(String),
     #[error("invalid chat-completion request body: {0}")]
@@ -102,6 +108,20 @@ impl std::fmt::Debug for LocalEngine {
     }
 }
 
+impl LocalError {
+    /// Problems the user fixes in the config (exit 2): the settings, the model file, its template.
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            LocalError::ModelMissing { .. }
+                | LocalError::ModelUnloadable { .. }
+                | LocalError::InvalidSettings(_)
+                | LocalError::NoChatTemplate { .. }
+                | LocalError::UnknownChatTemplate(_)
+        )
+    }
+}
+
 impl LocalEngine {
     /// Loads the GGUF model named by `settings` and reads its chat template.
     pub fn load(settings: &LocalSettings) -> Result<LocalEngine, LocalError> {
@@ -116,12 +136,7 @@ impl LocalEngine {
                 path: path.clone(),
                 reason: error.to_string(),
             })?;
-        let template = model
-            .chat_template(None)
-            .map_err(|error| LocalError::ModelUnloadable {
-                path: path.clone(),
-                reason: format!("no usable chat template: {error}"),
-            })?;
+        let template = chat_template(&model, settings)?;
         let model: &'static LlamaModel = Box::leak(Box::new(model));
         let context = new_context(backend, model, settings)?;
         let model_name = path
@@ -344,6 +359,28 @@ fn backend() -> Result<&'static LlamaBackend, LocalError> {
         .ok_or_else(|| {
             LocalError::Backend("it was initialised elsewhere in this process".to_string())
         })
+}
+
+/// The template that turns chat messages into the model's prompt: `local.chat_template` when
+/// set (checked by rendering a message with it), else the one in the model's metadata.
+fn chat_template(
+    model: &LlamaModel,
+    settings: &LocalSettings,
+) -> Result<LlamaChatTemplate, LocalError> {
+    let Some(name) = settings.chat_template.as_deref() else {
+        return model
+            .chat_template(None)
+            .map_err(|_| LocalError::NoChatTemplate {
+                path: settings.model_path.clone(),
+            });
+    };
+    let unknown = || LocalError::UnknownChatTemplate(name.chars().take(80).collect());
+    let template = LlamaChatTemplate::new(name).map_err(|_| unknown())?;
+    let probe = LlamaChatMessage::new("user".into(), "hello".into()).map_err(|_| unknown())?;
+    model
+        .apply_chat_template(&template, &[probe], true)
+        .map_err(|_| unknown())?;
+    Ok(template)
 }
 
 fn new_context(
@@ -638,6 +675,7 @@ mod tests {
             threads,
             context_size,
             repeat_penalty: DEFAULT_REPEAT_PENALTY,
+            chat_template: None,
         }
     }
 
@@ -877,6 +915,55 @@ mod tests {
             "{message}"
         );
         assert!(message.contains("scripts/fetch-model.sh"), "{message}");
+    }
+
+    /// A copy of the test model whose GGUF metadata no longer holds `tokenizer.chat_template`
+    /// (the key is renamed in place, so the file stays a valid GGUF), as a user's own
+    /// conversion without a template would be.
+    fn model_without_chat_template(model: &Path, dir: &Path) -> PathBuf {
+        let mut bytes = std::fs::read(model).expect("test model");
+        let key = b"tokenizer.chat_template";
+        let at = bytes
+            .windows(key.len())
+            .position(|w| w == key)
+            .expect("the test model has a chat template");
+        bytes[at + key.len() - 1] = b'_';
+        let path = dir.join("no-template.gguf");
+        std::fs::write(&path, bytes).expect("write the patched model");
+        path
+    }
+
+    #[test]
+    fn a_model_without_chat_template_is_named_as_such_and_points_to_the_config_key() {
+        let test = "a_model_without_chat_template_is_named_as_such_and_points_to_the_config_key";
+        let Some((model, _turn)) = test_model(test) else {
+            return;
+        };
+        let dir = tempfile::tempdir().expect("temp dir");
+        let patched = model_without_chat_template(&model, dir.path());
+        let error = LocalEngine::load(&settings(patched.clone(), 1, 512)).expect_err("no template");
+        let message = error.to_string();
+        assert!(
+            message.contains("no chat template") && message.contains("local.chat_template"),
+            "{message}"
+        );
+        assert!(!message.contains("fetch-model.sh"), "{message}");
+        assert!(error.is_usage());
+        let named = |name: &str| LocalSettings {
+            chat_template: Some(name.to_string()),
+            ..settings(patched.clone(), 1, 512)
+        };
+        let unknown = LocalEngine::load(&named("no-such-template")).expect_err("unknown name");
+        assert!(
+            matches!(unknown, LocalError::UnknownChatTemplate(_))
+                && unknown.to_string().contains("local.chat_template"),
+            "{unknown}"
+        );
+        let mut engine =
+            LocalEngine::load(&named("chatml")).expect("chatml renders SmolLM2's format");
+        let body = json!({"messages": [{"role": "user", "content": "Say hi."}], "temperature": 0, "max_tokens": 8});
+        let response = engine.complete(&body).expect("completion");
+        assert!(!content(&response).is_empty(), "{response}");
     }
 
     #[test]

@@ -25,6 +25,7 @@ pub async fn run(
         threads: local.threads,
         context_size: local.context_size,
         repeat_penalty: local.repeat_penalty,
+        chat_template: Some(local.chat_template.clone()).filter(|t| !t.is_empty()),
     };
     let work: Vec<(String, String, serde_json::Value)> = pending
         .iter()
@@ -42,7 +43,7 @@ pub async fn run(
         let mut engine = match LocalEngine::load(&settings) {
             Ok(engine) => engine,
             Err(e) => {
-                let _ = tx.send(Err(e.to_string()));
+                let _ = tx.send(Err(e));
                 return;
             }
         };
@@ -73,8 +74,14 @@ pub async fn run(
             }
         };
         let Some(message) = message else { break };
-        let (custom_id, hash, result, elapsed) = message
-            .map_err(|e| BatchError::Runtime(format!("cannot load the local model: {e}")))?;
+        let (custom_id, hash, result, elapsed) = message.map_err(|e| {
+            let message = format!("cannot load the local model: {e}");
+            if e.is_usage() {
+                BatchError::Usage(message)
+            } else {
+                BatchError::Runtime(message)
+            }
+        })?;
         let outcome = match result {
             Ok(body) => {
                 tokens += body

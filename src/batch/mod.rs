@@ -13,6 +13,7 @@ pub mod local;
 mod local_job;
 pub mod remote;
 pub mod request_file;
+pub mod untrusted;
 
 use crate::config::{Config, Provider};
 use crate::ui::Printer;
@@ -158,6 +159,43 @@ impl StateDir {
     pub fn export_dir(&self) -> PathBuf {
         self.out.join("export")
     }
+    /// Refuses a state folder in which an entry is a symbolic link: the run writes only inside
+    /// the out dir, never through a link to somewhere else (appending to a linked cache, writing
+    /// a journal or a download into a linked folder).
+    pub fn refuse_links(&self) -> Result<(), BatchError> {
+        let dirs = [
+            self.journal_dir(),
+            self.requests_dir(),
+            self.downloads_dir(),
+            self.export_dir(),
+        ];
+        let mut paths = vec![self.root.clone(), self.cache()];
+        paths.extend(dirs.iter().cloned());
+        for dir in &dirs {
+            let real_dir = std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir());
+            if let (true, Ok(entries)) = (real_dir, std::fs::read_dir(dir)) {
+                paths.extend(entries.filter_map(Result::ok).map(|e| e.path()));
+            }
+        }
+        for path in paths {
+            let linked = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
+            if linked {
+                let shown = path.strip_prefix(&self.out).unwrap_or(&path);
+                let target = std::fs::read_link(&path)
+                    .map(|t| t.display().to_string())
+                    .unwrap_or_else(|_| "?".into());
+                return Err(BatchError::Usage(format!(
+                    "{} in the out dir {} is a symbolic link (to {target}): saseval-gen keeps its state inside the out dir and does not write through links. Replace the link with a copy of what it points to (`rm {link} && cp -r {} {link}`), or use another --out",
+                    shown.display(),
+                    self.out.display(),
+                    crate::fsio::shell_word(Path::new(&target)),
+                    link = crate::fsio::shell_word(&path),
+                )));
+            }
+        }
+        Ok(())
+    }
+
     pub fn create_all(&self) -> std::io::Result<()> {
         for dir in [
             self.journal_dir(),
@@ -216,6 +254,7 @@ impl<'a> Runner<'a> {
         printer: &'a Printer,
     ) -> Result<Runner<'a>, BatchError> {
         let state = StateDir::new(out_dir);
+        state.refuse_links()?;
         state.create_all().map_err(|e| {
             BatchError::Runtime(format!("cannot create {}: {e}", state.root.display()))
         })?;
@@ -276,18 +315,49 @@ pub fn check_guard(
     pending: &[&Request],
     guard: &CostGuard,
 ) -> Result<(), BatchError> {
+    check_request_count(config, pending.len())?;
+    refuse_over_cost(
+        pending.len(),
+        estimate_cost(config, pending.iter().copied()),
+        guard,
+    )
+}
+
+/// The same limits, checked from counts before a job's requests are built: each entry of
+/// `planned` is one request standing for `count` requests that differ from it only in their
+/// seed, so an absurd job is refused without rendering its bodies into memory first.
+pub fn check_planned(
+    config: &Config,
+    planned: &[(Request, usize)],
+    guard: &CostGuard,
+) -> Result<(), BatchError> {
+    let requests = planned
+        .iter()
+        .fold(0usize, |n, (_, count)| n.saturating_add(*count));
+    check_request_count(config, requests)?;
+    let weighted = planned.iter().map(|(r, count)| (r, *count as u64));
+    refuse_over_cost(requests, estimate_weighted(config, weighted), guard)
+}
+
+/// Refuses a job of more than `api.max_requests_per_job` requests.
+pub fn check_request_count(config: &Config, requests: usize) -> Result<(), BatchError> {
     let limit = config.api.max_requests_per_job;
-    if pending.len() > limit {
+    if requests > limit {
         return Err(BatchError::Usage(format!(
-            "refusing to submit {} requests: more than api.max_requests_per_job = {limit}; raise api.max_requests_per_job if this is intended",
-            pending.len()
+            "refusing to submit {requests} requests: more than api.max_requests_per_job = {limit}; raise api.max_requests_per_job if this is intended"
         )));
     }
-    let cost = estimate_cost(config, pending.iter().copied());
+    Ok(())
+}
+
+fn refuse_over_cost(
+    requests: usize,
+    cost: CostEstimate,
+    guard: &CostGuard,
+) -> Result<(), BatchError> {
     if cost.usd > guard.max_cost_usd {
         return Err(BatchError::Usage(format!(
-            "refusing to submit {} requests: the estimated worst-case cost ${:.2} (≈{} input tokens, ≤{} output tokens) is ${:.2} over {} = ${:.2}; raise {} if this is intended",
-            pending.len(),
+            "refusing to submit {requests} requests: the estimated worst-case cost ${:.2} (≈{} input tokens, ≤{} output tokens) is ${:.2} over {} = ${:.2}; raise {} if this is intended",
             cost.usd,
             cost.input_tokens,
             cost.output_tokens,
@@ -314,6 +384,14 @@ pub fn estimate_cost<'r>(
     config: &Config,
     requests: impl IntoIterator<Item = &'r Request>,
 ) -> CostEstimate {
+    estimate_weighted(config, requests.into_iter().map(|r| (r, 1)))
+}
+
+/// The estimate of requests each standing for `count` alike ones.
+pub fn estimate_weighted<'r>(
+    config: &Config,
+    requests: impl IntoIterator<Item = (&'r Request, u64)>,
+) -> CostEstimate {
     let mut estimate = CostEstimate {
         priced: true,
         ..CostEstimate::default()
@@ -322,7 +400,7 @@ pub fn estimate_cost<'r>(
         Provider::Groq | Provider::Openai => config.api.batch_discount,
         Provider::Local | Provider::File => 1.0,
     };
-    for r in requests {
+    for (r, count) in requests {
         let input = r
             .body
             .get("messages")
@@ -339,8 +417,9 @@ pub fn estimate_cost<'r>(
             .get("max_tokens")
             .and_then(Value::as_u64)
             .unwrap_or(0);
-        estimate.input_tokens += input;
-        estimate.output_tokens += output;
+        let (input, output) = (input.saturating_mul(count), output.saturating_mul(count));
+        estimate.input_tokens = estimate.input_tokens.saturating_add(input);
+        estimate.output_tokens = estimate.output_tokens.saturating_add(output);
         match (config.api.provider, config.prices.get(r.model())) {
             (Provider::Local | Provider::File, _) => {}
             (_, Some(price)) => {

@@ -1,20 +1,39 @@
 //! Drives a job through the HTTP Batch API: plans request files, uploads them, creates batches,
 //! waits, downloads output and error files, and moves every outcome into the cache — journaling
-//! each step first, and after a crash finding uploads and batches again by their fingerprint
-//! instead of creating second ones.
+//! each step first, and finding uploads and batches again by their fingerprint instead of
+//! creating second ones: after a crash, and after a lost reply to an upload or a create. What a
+//! collected batch served is never bought again: a cache that lost it is rebuilt from the
+//! downloaded files first.
 
-use super::client::{BatchObject, Client};
-use super::ingest;
+use super::client::{BatchObject, Client, ClientError, Downloaded};
+use super::ingest::{self, NamedBadLines};
 use super::journal::{Counts, Journal, SubState, Submission};
+use super::untrusted::{self, local_file_name};
 use super::{check_guard, hex, request_file, BatchError, CostGuard, Request, Runner};
+use crate::fsio::shell_word;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// How long past its `expires_at` a batch may stay unfinished before the run calls it stuck
 /// (providers finalise expiry with some delay).
 const STUCK_GRACE_SECS: i64 = 3600;
+
+/// The statuses of the Batch API; any other is reported at once and waited on only this many
+/// polls (each up to 10× `api.poll_interval_secs` apart).
+const KNOWN_STATUSES: [&str; 8] = [
+    "validating",
+    "failed",
+    "in_progress",
+    "finalizing",
+    "completed",
+    "expired",
+    "cancelling",
+    "cancelled",
+];
+const UNKNOWN_STATUS_POLLS: u32 = 12;
 
 /// The metadata key that carries a submission's fingerprint on the server.
 pub const FINGERPRINT_KEY: &str = "saseval_fingerprint";
@@ -26,6 +45,8 @@ pub struct RemoteJob<'r, 'a> {
     /// The account's uploaded files and our batches (by fingerprint), listed once per run
     /// before the first upload or create: a journal that lacks a step may be behind the server.
     server: Option<ServerView>,
+    /// Batches showing a status the API does not document: how many polls in a row.
+    unknown_status: BTreeMap<String, u32>,
 }
 
 /// What already exists on the server, so that nothing is uploaded or created twice.
@@ -48,12 +69,14 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
             job: job.to_string(),
             guard,
             server: None,
+            unknown_status: BTreeMap::new(),
         }
     }
 
     pub async fn run(mut self, pending: &[&Request]) -> Result<(), BatchError> {
         let client = Client::new(&self.runner.config.api)?;
         let mut journal = Journal::load(&self.runner.state.journal_dir(), &self.job)?;
+        self.recollect(&client, &journal, pending).await?;
         let mut rounds = 0;
         loop {
             let want: BTreeMap<&str, (&Request, &str)> = pending
@@ -106,17 +129,113 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
         }
     }
 
-    fn input_path(&self, sub: &Submission) -> std::path::PathBuf {
+    fn input_path(&self, sub: &Submission) -> PathBuf {
         self.runner.state.root.join(&sub.input)
     }
 
+    fn journal_path(&self) -> PathBuf {
+        Journal::path_for(&self.runner.state.journal_dir(), &self.job)
+    }
+
+    /// Where the server file `file_id` is kept once downloaded (a safe name whatever the id).
+    fn download_path(&self, file_id: &str) -> PathBuf {
+        self.runner
+            .state
+            .downloads_dir()
+            .join(local_file_name(file_id))
+    }
+
+    /// The recovery that works when the journal names something that cannot be used: move it
+    /// aside, so that the next run finds its batches on the server by their fingerprint.
+    fn move_journal_aside(&self, suffix: &str) -> String {
+        let path = self.journal_path();
+        format!("`mv {} {}.{suffix}`", shell_word(&path), shell_word(&path))
+    }
+
     fn keys(&self, sub: &Submission) -> Result<BTreeMap<String, String>, BatchError> {
-        request_file::read_keys(&self.input_path(sub)).map_err(|e| {
+        let path = self.input_path(sub);
+        request_file::read_keys(&path).map_err(|e| {
+            let batch = sub
+                .batch_id
+                .as_deref()
+                .map(|b| format!(" (batch {b})"))
+                .unwrap_or_default();
             BatchError::Runtime(format!(
-                "cannot read the request file of submission {} of job {}: {e}. It is needed to match results; do not delete files under state/",
-                sub.seq, self.job
+                "cannot read the request file state/{} of submission {} of job {}{batch}: {e}. It is needed to match the batch's results to their requests. Restore it from a backup, or move the job's journal aside — {} — and re-run: the run plans the same requests again and finds their upload and batch on the server by the fingerprint before submitting anything",
+                sub.input,
+                sub.seq,
+                self.job,
+                self.move_journal_aside("aside")
             ))
         })
+    }
+
+    /// Re-collects the outcomes that the response cache lacks (a damaged cache moved aside, a
+    /// cache cut short) from the downloaded files of collected submissions, before anything is
+    /// planned, so that nothing a batch already served is bought again.
+    async fn recollect(
+        &mut self,
+        client: &Client,
+        journal: &Journal,
+        pending: &[&Request],
+    ) -> Result<(), BatchError> {
+        let missing: BTreeMap<&str, &str> = pending
+            .iter()
+            .filter(|r| !self.runner.cache.contains(&r.custom_id, r.body_hash()))
+            .map(|r| (r.custom_id.as_str(), r.body_hash()))
+            .collect();
+        let mut added = 0;
+        for sub in journal
+            .submissions
+            .iter()
+            .filter(|s| s.state == SubState::Collected)
+        {
+            let Ok(keys) = request_file::read_keys(&self.input_path(sub)) else {
+                self.runner.printer.warn(format!(
+                    "job {}: the request file state/{} of collected submission {} is missing, so the results of batch {} cannot be taken from its downloaded files",
+                    self.job,
+                    sub.input,
+                    sub.seq,
+                    sub.batch_id.as_deref().unwrap_or("-")
+                ));
+                continue;
+            };
+            let lost = keys
+                .iter()
+                .any(|(id, hash)| missing.get(id.as_str()) == Some(&hash.as_str()));
+            if !lost {
+                continue;
+            }
+            let batch_id = sub.batch_id.clone().unwrap_or_default();
+            for file_id in [&sub.output_file_id, &sub.error_file_id]
+                .into_iter()
+                .flatten()
+            {
+                let dest = self.download_path(file_id);
+                if !dest.exists() {
+                    match self.download(client, file_id, &dest).await {
+                        Ok(_) => {}
+                        Err(BatchError::Client(e)) if e.status() == Some(404) => {
+                            self.runner.printer.warn(format!(
+                                "job {}: the downloaded file {} of batch {batch_id} is gone and the server no longer has it ({e}); the results it held are bought again",
+                                self.job,
+                                dest.display()
+                            ));
+                            continue;
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                added += self.ingest(&dest, &keys, &batch_id)?.added;
+            }
+        }
+        if added > 0 {
+            self.runner.printer.note(format!(
+                "job {}: re-collected {added} result(s) that the response cache lacked from the downloaded files under state/downloads (nothing was bought again)",
+                self.job
+            ));
+        }
+        Ok(())
     }
 
     /// Decides for each live submission of an earlier process whether it still serves the
@@ -251,7 +370,7 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
                                 self.input_path(&sub).display()
                             ))
                         })?;
-                        let id = client.upload(&upload_name, bytes).await?.id;
+                        let id = self.upload_once(client, &upload_name, bytes).await?;
                         crate::hooks::crash_point("uploaded-unjournaled");
                         id
                     }
@@ -271,18 +390,7 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
                     .cloned();
                 let batch = match existing {
                     Some(b) => b,
-                    None => {
-                        let metadata =
-                            json!({ "saseval_job": self.job, FINGERPRINT_KEY: sub.fingerprint });
-                        let file_id = sub.file_id.clone().unwrap_or_default();
-                        client
-                            .create_batch(
-                                &file_id,
-                                &self.runner.config.api.completion_window,
-                                metadata,
-                            )
-                            .await?
-                    }
+                    None => self.create_once(client, &sub).await?,
                 };
                 crate::hooks::crash_point("created-unjournaled");
                 self.runner.printer.note(format!(
@@ -295,6 +403,112 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
                 journal.save("created")?;
             }
         }
+        Ok(())
+    }
+
+    /// Uploads a request file; when the reply is lost, looks for the file by its name before
+    /// uploading again (the name carries the fingerprint).
+    async fn upload_once(
+        &mut self,
+        client: &Client,
+        name: &str,
+        bytes: Vec<u8>,
+    ) -> Result<String, BatchError> {
+        let mut lost = 0;
+        loop {
+            let error = match client.upload(name, bytes.clone()).await {
+                Ok(file) => return Ok(file.id),
+                Err(e @ ClientError::Unconfirmed { .. }) => e,
+                Err(e) => return Err(e.into()),
+            };
+            lost += 1;
+            self.lost_reply_pause(
+                &error,
+                lost,
+                "looking for the file by its name before uploading it again",
+            )
+            .await?;
+            match client.list_files().await {
+                Ok(files) => {
+                    if let Some(file) = files
+                        .into_iter()
+                        .find(|f| f.filename.as_deref() == Some(name))
+                    {
+                        self.runner.printer.note(format!(
+                            "job {}: the upload {name} reached the server (file {}); not uploading it again",
+                            self.job,
+                            untrusted::printable(&file.id)
+                        ));
+                        return Ok(file.id);
+                    }
+                }
+                Err(e) if e.is_unsupported_reply() => {
+                    self.runner.printer.warn(format!("job {}: the server cannot list files ({e}); uploading {name} again (an upload alone costs nothing)", self.job));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// Creates a submission's batch; when the reply is lost, looks for the batch by its
+    /// fingerprint before creating it again, so that a lost reply never buys a batch twice.
+    async fn create_once(
+        &mut self,
+        client: &Client,
+        sub: &Submission,
+    ) -> Result<BatchObject, BatchError> {
+        let metadata = json!({ "saseval_job": self.job, FINGERPRINT_KEY: sub.fingerprint });
+        let file_id = sub.file_id.clone().unwrap_or_default();
+        let window = self.runner.config.api.completion_window.clone();
+        let mut lost = 0;
+        loop {
+            let error = match client
+                .create_batch(&file_id, &window, metadata.clone())
+                .await
+            {
+                Ok(batch) => return Ok(batch),
+                Err(e @ ClientError::Unconfirmed { .. }) => e,
+                Err(e) => return Err(e.into()),
+            };
+            lost += 1;
+            self.lost_reply_pause(
+                &error,
+                lost,
+                "looking for the batch by its fingerprint before creating it again",
+            )
+            .await?;
+            let found = client.batches_by_metadata(FINGERPRINT_KEY).await?;
+            if let Some(batch) = found.get(&sub.fingerprint) {
+                self.runner.printer.note(format!(
+                    "job {}: batch {} was created before its reply was lost; not creating it again",
+                    self.job,
+                    untrusted::printable(&batch.id)
+                ));
+                return Ok(batch.clone());
+            }
+        }
+    }
+
+    /// Says that a reply to a creating request was lost and waits before looking; after
+    /// `api.max_retries` such losses the run stops (a re-run looks again before creating).
+    async fn lost_reply_pause(
+        &self,
+        error: &ClientError,
+        lost: usize,
+        next: &str,
+    ) -> Result<(), BatchError> {
+        let api = &self.runner.config.api;
+        if lost > api.max_retries {
+            return Err(BatchError::Runtime(format!(
+                "job {}: {error}, {lost} times in a row; stopping. Re-run later: the run looks for what may have been created before creating anything",
+                self.job
+            )));
+        }
+        self.runner
+            .printer
+            .warn(format!("job {}: {error}; {next}", self.job));
+        let wait = api.retry_initial_secs * 2f64.powi(lost as i32 - 1);
+        tokio::time::sleep(Duration::from_secs_f64(wait.min(60.0))).await;
         Ok(())
     }
 
@@ -364,7 +578,13 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
             for i in 0..journal.submissions.len() {
                 if journal.submissions[i].state == SubState::Created {
                     let id = journal.submissions[i].batch_id.clone().unwrap_or_default();
-                    let batch = client.get_batch(&id).await?;
+                    let batch = match client.get_batch(&id).await {
+                        Ok(batch) => batch,
+                        Err(e) if e.status() == Some(404) => {
+                            return Err(self.unknown_batch(&id));
+                        }
+                        Err(e) => return Err(e.into()),
+                    };
                     self.record_poll(journal, i, &batch)?;
                 }
                 let sub = &journal.submissions[i];
@@ -418,12 +638,50 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
         }
     }
 
+    /// A journal names a batch the server does not know: what that means and the way out.
+    fn unknown_batch(&self, id: &str) -> BatchError {
+        BatchError::Runtime(format!(
+            "job {}: the server at api.base_url ({}) does not know batch {} (404), which {} records. The batch may belong to another endpoint or account (check api.base_url and the key), or the provider deleted it. If it is gone for good, move the journal aside — {} — and re-run: the run looks for the job's batches on the server by their fingerprint and submits only what has no result yet",
+            self.job,
+            self.runner.config.api.base_url,
+            untrusted::printable(id),
+            self.journal_path().display(),
+            self.move_journal_aside("unknown-batch")
+        ))
+    }
+
+    /// Counts a poll that showed a status the API does not document: warns at the first, and
+    /// stops the wait once it has lasted [`UNKNOWN_STATUS_POLLS`] polls.
+    fn check_status(&mut self, batch: &BatchObject) -> Result<(), BatchError> {
+        if KNOWN_STATUSES.contains(&batch.status.as_str()) {
+            self.unknown_status.remove(&batch.id);
+            return Ok(());
+        }
+        let polls = self.unknown_status.entry(batch.id.clone()).or_default();
+        *polls += 1;
+        let status = untrusted::printable(&batch.status);
+        let id = untrusted::printable(&batch.id);
+        if *polls == 1 {
+            self.runner.printer.warn(format!(
+                "batch {id} has status `{status}`, which the Batch API does not document (expected one of {}); waiting at most {UNKNOWN_STATUS_POLLS} polls for it to change",
+                KNOWN_STATUSES.join(", ")
+            ));
+        }
+        if *polls >= UNKNOWN_STATUS_POLLS {
+            return Err(BatchError::Runtime(format!(
+                "batch {id} still has the unknown status `{status}` after {polls} polls. Check it in the provider's console; run `saseval-gen cancel` to cancel it, then re-run: what it completed is kept and only the rest is resubmitted"
+            )));
+        }
+        Ok(())
+    }
+
     fn record_poll(
-        &self,
+        &mut self,
         journal: &mut Journal,
         i: usize,
         batch: &BatchObject,
     ) -> Result<(), BatchError> {
+        self.check_status(batch)?;
         let sub = &mut journal.submissions[i];
         let counts = batch.request_counts.as_ref().map(|c| Counts {
             total: c.total,
@@ -451,8 +709,8 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
         {
             return Err(BatchError::Runtime(format!(
                 "batch {} is still `{}` {} minutes after its completion window ended (expires_at {expires_at}) and the provider has not expired it. Run `saseval-gen cancel` to cancel it, then re-run: what it completed is kept and only the rest is resubmitted",
-                batch.id,
-                batch.status,
+                untrusted::printable(&batch.id),
+                untrusted::printable(&batch.status),
                 (now - expires_at) / 60
             )));
         }
@@ -481,23 +739,43 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
             )));
         }
         let keys = self.keys(&sub)?;
-        for file_id in [&sub.output_file_id, &sub.error_file_id]
-            .into_iter()
-            .flatten()
-        {
-            let dest = self
-                .runner
-                .state
-                .downloads_dir()
-                .join(format!("{file_id}.jsonl"));
-            if !sub.downloaded.contains(file_id) || !dest.exists() {
-                let bytes = client.download(file_id, &dest).await?;
-                tracing::debug!(file_id, bytes, "downloaded");
-                let s = &mut journal.submissions[i];
-                s.downloaded.push(file_id.clone());
-                journal.save("downloaded")?;
+        let served = sub.counts.as_ref().map_or(0, |c| c.completed + c.failed);
+        let mut downloads = 0;
+        loop {
+            let mut lines = 0;
+            for file_id in [&sub.output_file_id, &sub.error_file_id]
+                .into_iter()
+                .flatten()
+            {
+                let dest = self.download_path(file_id);
+                let journaled = journal.submissions[i].downloaded.contains(file_id);
+                if downloads > 0 || !journaled || !dest.exists() {
+                    self.download(client, file_id, &dest).await?;
+                    if !journaled {
+                        journal.submissions[i].downloaded.push(file_id.clone());
+                        journal.save("downloaded")?;
+                    }
+                }
+                lines += self.ingest(&dest, &keys, &batch_id)?.lines as u64;
             }
-            self.ingest(&dest, &keys, &batch_id)?;
+            if lines >= served {
+                break;
+            }
+            downloads += 1;
+            let again = downloads <= self.runner.config.api.max_retries;
+            self.runner.printer.warn(format!(
+                "batch {batch_id}: its request_counts say {served} request(s) were served, but its output and error files hold {lines} line(s); {}",
+                if again {
+                    "a download may have been cut short at a line boundary: downloading them again"
+                } else {
+                    "they stay short after every download, so the missing requests are submitted again"
+                }
+            ));
+            if !again {
+                break;
+            }
+            let wait = self.runner.config.api.retry_initial_secs * 2f64.powi(downloads as i32 - 1);
+            tokio::time::sleep(Duration::from_secs_f64(wait.min(60.0))).await;
         }
         match status.as_str() {
             "failed" => end
@@ -514,31 +792,64 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
         Ok(())
     }
 
+    /// Downloads a server file, saying so when its last line is the server's own bad line
+    /// (the same bytes in every download) rather than a transfer cut short.
+    async fn download(
+        &self,
+        client: &Client,
+        file_id: &str,
+        dest: &Path,
+    ) -> Result<Downloaded, BatchError> {
+        let downloaded = client.download(file_id, dest).await?;
+        tracing::debug!(file_id, bytes = downloaded.bytes, "downloaded");
+        if downloaded.bad_last_line {
+            self.runner.printer.warn(format!(
+                "file {} ({}): its last line is not complete JSON, with the same bytes in every download, so it is not a cut-short transfer: the good lines are kept and the bad one is reported below",
+                untrusted::printable(file_id),
+                dest.display()
+            ));
+        }
+        Ok(downloaded)
+    }
+
     /// Moves the final outcomes of one downloaded file into the cache. Lines for requests this
     /// batch never held are ignored with a warning; unserved lines (expired, cancelled, 429,
-    /// 5xx) stay without an outcome so that only they are resubmitted.
+    /// 5xx) stay without an outcome so that only they are resubmitted; a bad line that names
+    /// its request is kept as that request's failure.
     fn ingest(
         &mut self,
-        path: &std::path::Path,
+        path: &Path,
         keys: &BTreeMap<String, String>,
         batch_id: &str,
-    ) -> Result<(), BatchError> {
+    ) -> Result<ingest::Ingested, BatchError> {
         let printer = self.runner.printer;
-        let ingested =
-            ingest::ingest_file(&mut self.runner.cache, path, keys, batch_id, |n, why| {
+        let ingested = ingest::ingest_file(
+            &mut self.runner.cache,
+            path,
+            keys,
+            batch_id,
+            NamedBadLines::KeepAsFailure,
+            |bad| {
+                let what = match bad.kept_for {
+                    Some(custom_id) => format!("kept as the failed outcome of {custom_id}"),
+                    None => "skipped; it names no request of this batch (the file is kept for inspection)".into(),
+                };
                 printer.warn(format!(
-                    "{} line {n}: {why}; skipped (the file is kept for inspection)",
-                    path.display()
+                    "{} line {}: {}; {what}",
+                    path.display(),
+                    bad.line_no,
+                    bad.why
                 ));
                 Ok(())
-            })?;
+            },
+        )?;
         if ingested.foreign > 0 {
             printer.warn(format!(
                 "batch {batch_id}: ignored {} output line(s) whose custom_id was never sent in it",
                 ingested.foreign
             ));
         }
-        Ok(())
+        Ok(ingested)
     }
 }
 

@@ -3,7 +3,9 @@
 //! validates every item on its own, and tops up short categories in further rounds.
 
 use super::{Ctx, StageEnd, AUTHORED, AUTHOR_SUMMARY, REJECTS};
-use crate::batch::{estimate_cost, BatchError, CostGuard, Outcome, Request, Usage};
+use crate::batch::{
+    check_planned, estimate_weighted, BatchError, CostGuard, Outcome, Request, Usage,
+};
 use crate::config::{Config, Provider, ResponseFormat};
 use crate::jsonl;
 use crate::parallel;
@@ -160,6 +162,26 @@ pub fn plan_round0(config: &Config, templates: &Templates) -> Vec<AuthorRequest>
             plan(config, templates, category, 0, 0, n)
         })
         .collect()
+}
+
+/// Round 0 from counts alone: per category and domain, one request standing for the round-0
+/// requests that use that domain (they differ only in their seed), so that the cost guard and
+/// the dry run need not build a round that may hold millions of requests.
+fn round0_samples(config: &Config, templates: &Templates) -> Vec<(Category, Request, usize)> {
+    let target = target(config);
+    let mut samples = Vec::new();
+    for category in Category::ALL {
+        let ipr = config.category(category).items_per_request;
+        let n = target.div_ceil(ipr);
+        let rotation = domain_rotation(config, category);
+        for (d, domain) in rotation.iter().enumerate().take(n) {
+            let uses = (n - d).div_ceil(rotation.len());
+            let custom_id = format!("author/{category}/r0/{d:04}");
+            let body = body(config, templates, category, domain, ipr, &custom_id);
+            samples.push((category, Request::new(custom_id, body), uses));
+        }
+    }
+    samples
 }
 
 /// A top-up round for the categories still short of the target, sized by the yield so far.
@@ -472,6 +494,11 @@ pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates) -> Result<StageEnd, a
         max_cost_usd: config.author.max_cost_usd,
         cost_key: "author.max_cost_usd",
     };
+    let samples: Vec<(Request, usize)> = round0_samples(config, templates)
+        .into_iter()
+        .map(|(_, r, n)| (r, n))
+        .collect();
+    check_planned(config, &samples, &guard)?;
     let mut all: Vec<AuthorRequest> = Vec::new();
     let mut round_requests = plan_round0(config, templates);
     let mut derived;
@@ -570,9 +597,10 @@ fn summarize(ctx: &Ctx<'_>, derived: &Derived) {
     ctx.printer.out(lines.join("\n"));
 }
 
-/// `--dry-run`: round 0's requests per category with token and cost estimates; sends nothing.
+/// `--dry-run`: round 0's requests per category with token and cost estimates, computed from
+/// counts (no round is built); sends nothing.
 pub fn dry_run(config: &Config, templates: &Templates) -> Result<String, BatchError> {
-    let requests = plan_round0(config, templates);
+    let samples = round0_samples(config, templates);
     let mut lines = vec![format!(
         "author dry run (round 0, model {}, provider {}):",
         config.author.model, config.api.provider
@@ -581,33 +609,25 @@ pub fn dry_run(config: &Config, templates: &Templates) -> Result<String, BatchEr
         "  {:<20} {:>8} {:>12} {:>14} {:>10}",
         "category", "requests", "input tok", "max output tok", "cost USD"
     ));
-    let mut total = Vec::new();
-    for category in Category::ALL {
-        let reqs: Vec<&Request> = requests
-            .iter()
-            .filter(|r| r.category == category)
-            .map(|r| &r.request)
-            .collect();
-        let est = estimate_cost(config, reqs.iter().copied());
-        lines.push(format!(
+    let row = |name: &str, of: &mut dyn Iterator<Item = &(Category, Request, usize)>| {
+        let of: Vec<(&Request, u64)> = of.map(|(_, r, n)| (r, *n as u64)).collect();
+        let requests: u64 = of.iter().map(|(_, n)| n).sum();
+        let est = estimate_weighted(config, of);
+        let line = format!(
             "  {:<20} {:>8} {:>12} {:>14} {:>10.4}",
+            name, requests, est.input_tokens, est.output_tokens, est.usd
+        );
+        (line, est)
+    };
+    for category in Category::ALL {
+        let (line, _) = row(
             category.name(),
-            reqs.len(),
-            est.input_tokens,
-            est.output_tokens,
-            est.usd
-        ));
-        total.extend(reqs);
+            &mut samples.iter().filter(|(c, _, _)| *c == category),
+        );
+        lines.push(line);
     }
-    let est = estimate_cost(config, total.iter().copied());
-    lines.push(format!(
-        "  {:<20} {:>8} {:>12} {:>14} {:>10.4}",
-        "total",
-        total.len(),
-        est.input_tokens,
-        est.output_tokens,
-        est.usd
-    ));
+    let (line, est) = row("total", &mut samples.iter());
+    lines.push(line);
     if !est.priced {
         lines.push(format!(
             "  note: no price for model {} in [prices]; its cost counts as 0",
@@ -619,6 +639,14 @@ pub fn dry_run(config: &Config, templates: &Templates) -> Result<String, BatchEr
         config.api.batch_discount * 100.0,
         config.author.max_cost_usd
     ));
+    let guard = CostGuard {
+        max_cost_usd: config.author.max_cost_usd,
+        cost_key: "author.max_cost_usd",
+    };
+    let weighted: Vec<(Request, usize)> = samples.into_iter().map(|(_, r, n)| (r, n)).collect();
+    if let Err(refusal) = check_planned(config, &weighted, &guard) {
+        lines.push(format!("  a run would stop here: {refusal}"));
+    }
     Ok(lines.join("\n"))
 }
 

@@ -372,6 +372,8 @@ pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates) -> Result<StageEnd, a
             ));
         }
     }
+    let numeric = items.iter().filter(|i| i.category.is_numeric()).count();
+    crate::batch::check_request_count(config, numeric.saturating_mul(config.repair.models.len()))?;
     let requests = requests(config, templates, &items);
     let guard = CostGuard {
         max_cost_usd: config.repair.max_cost_usd,

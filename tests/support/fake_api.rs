@@ -25,6 +25,21 @@
 //! - Ids and timestamps come from counters and a logical clock, so one scenario gives the same
 //!   bytes on every run. Output and error lines are ordered by a SHA-256 of batch id and
 //!   `custom_id`: deterministic, but not input order.
+//!
+//! Hostile behaviour (round 2 of the fault matrix), each a `Fault` as well:
+//! - `LoseReply`: the n-th request (counting every request the fake has seen) reaches its handler,
+//!   so its side effect happens (a file stored, a batch created), and then its reply is lost: a
+//!   reset, a 502, or a 200 whose body is not JSON.
+//! - `EchoKeyInError`, `FailNextBatchEchoingKey`, `EchoKeyInOutput`: the request's
+//!   `Authorization` header comes back in an error body, a failed batch's `errors`, or the bodies
+//!   and contents of output lines.
+//! - `FileIds`: the next batch's output and error files get ids chosen by the test (`../..`,
+//!   absolute paths). Their content is served at the route an encoded id reaches and also at
+//!   whatever path the unencoded id normalises to, as a naive server would.
+//! - `ShortDownload` serves a file without its last lines, with a Content-Length that matches;
+//!   `BadLastLine` ends the next batch's output file with a line of junk on every download;
+//!   `DeepOutput` nests the first output line's body 100,000 levels deep; `UnknownStatus` shows a
+//!   status no provider documents until the batch is cancelled; `Redirect` answers 307.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io;
@@ -143,6 +158,82 @@ pub enum Fault {
     OutputFile404,
     /// The next batch completes with `output_file_id: null`, every line a 500 in its error file.
     NullOutputFileId,
+    /// The `nth` request the fake sees (1-based, every request counted) runs its handler, side
+    /// effect included, and then its reply is lost as `how` says.
+    LoseReply { nth: usize, how: LostReply },
+    /// `status` with an error body whose message holds the request's `Authorization` header.
+    EchoKeyInError {
+        route: Route,
+        status: u16,
+        times: usize,
+    },
+    /// The next batch ends `failed`; its error message holds the `Authorization` header its
+    /// create carried.
+    FailNextBatchEchoingKey,
+    /// The next batch's output lines hold the `Authorization` header its create carried, in the
+    /// response body and in the message content.
+    EchoKeyInOutput,
+    /// The next batch's output and error files get these ids.
+    FileIds { output: String, error: String },
+    /// The next `times` downloads serve the file without its last `dropped` lines, cut at a line
+    /// boundary, with a Content-Length that matches what is sent.
+    ShortDownload { dropped: usize, times: usize },
+    /// The last line of the next batch's output file is replaced by junk, on every download.
+    BadLastLine(BadLine),
+    /// The next batch's first output line carries a response body nested `depth` arrays deep.
+    DeepOutput { depth: usize },
+    /// The next batch shows this status on every poll until it is cancelled.
+    UnknownStatus(String),
+    /// `route` answers `307 Temporary Redirect` to `location`, `times` times.
+    Redirect {
+        route: Route,
+        location: String,
+        times: usize,
+    },
+}
+
+/// How a reply is lost after the request's side effect happened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LostReply {
+    /// The connection is reset instead of the reply.
+    Reset,
+    /// A proxy's 502 instead of the reply.
+    BadGateway,
+    /// A 200 whose body is an HTML error page.
+    NotJson,
+}
+
+/// Junk that replaces the last line of an output file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BadLine {
+    /// 64 NUL bytes.
+    Nul,
+    /// The start of a gzip stream.
+    Gzip,
+    /// The first half of the real line, then binary junk: the line still names its custom_id.
+    CutThenJunk,
+}
+
+impl BadLine {
+    pub const ALL: [BadLine; 3] = [BadLine::Nul, BadLine::Gzip, BadLine::CutThenJunk];
+
+    fn replace(self, line: &[u8]) -> Vec<u8> {
+        match self {
+            BadLine::Nul => vec![0; 64],
+            BadLine::Gzip => {
+                b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\xcb\x48\xcd\xc9\xc9\x07\x00".to_vec()
+            }
+            BadLine::CutThenJunk => {
+                let mut cut = line[..line.len() / 2].to_vec();
+                cut.extend_from_slice(b"\x00\xff junk");
+                cut
+            }
+        }
+    }
+}
+
+impl LostReply {
+    pub const ALL: [LostReply; 3] = [LostReply::Reset, LostReply::BadGateway, LostReply::NotJson];
 }
 
 /// A snapshot of what the fake has seen.
@@ -174,6 +265,8 @@ pub struct Counters {
     pub authorization_values: BTreeSet<String>,
     /// Faults that took effect (request faults per request, batch faults per batch).
     pub faults_fired: usize,
+    /// The route of every request in arrival order (`None`: a URL the API does not have).
+    pub calls: Vec<Option<Route>>,
 }
 
 /// The running fake server; it stops when dropped.
@@ -576,32 +669,57 @@ impl Status {
 }
 
 /// What a batch fault decided for one batch.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 enum Fate {
     Normal,
     Expire { completed: usize },
     CancelledByOther { completed: usize },
     Fail { shape: ErrorsShape },
+    FailEchoing { authorization: String },
     StuckValidating,
     ShuffleDuplicateForeign,
     OutputFile404,
     NullOutputFileId,
+    EchoInOutput { authorization: String },
+    FileIds { output: String, error: String },
+    BadLastLine(BadLine),
+    DeepOutput { depth: usize },
+    UnknownStatus(String),
 }
 
 impl Fate {
-    fn of(fault: &Fault) -> Option<Fate> {
-        match *fault {
-            Fault::ExpireNextBatch { completed } => Some(Fate::Expire { completed }),
-            Fault::CancelNextBatch { completed } => Some(Fate::CancelledByOther { completed }),
-            Fault::FailNextBatch { shape } => Some(Fate::Fail { shape }),
+    /// The fate a batch fault gives the batch created by a request with `authorization`.
+    fn of(fault: &Fault, authorization: &str) -> Option<Fate> {
+        let authorization = authorization.to_string();
+        match fault {
+            Fault::ExpireNextBatch { completed } => Some(Fate::Expire {
+                completed: *completed,
+            }),
+            Fault::CancelNextBatch { completed } => Some(Fate::CancelledByOther {
+                completed: *completed,
+            }),
+            Fault::FailNextBatch { shape } => Some(Fate::Fail { shape: *shape }),
+            Fault::FailNextBatchEchoingKey => Some(Fate::FailEchoing { authorization }),
             Fault::StuckValidating => Some(Fate::StuckValidating),
             Fault::ShuffleDuplicateForeign => Some(Fate::ShuffleDuplicateForeign),
             Fault::OutputFile404 => Some(Fate::OutputFile404),
             Fault::NullOutputFileId => Some(Fate::NullOutputFileId),
+            Fault::EchoKeyInOutput => Some(Fate::EchoInOutput { authorization }),
+            Fault::FileIds { output, error } => Some(Fate::FileIds {
+                output: output.clone(),
+                error: error.clone(),
+            }),
+            Fault::BadLastLine(line) => Some(Fate::BadLastLine(*line)),
+            Fault::DeepOutput { depth } => Some(Fate::DeepOutput { depth: *depth }),
+            Fault::UnknownStatus(status) => Some(Fate::UnknownStatus(status.clone())),
             Fault::RateLimit { .. }
             | Fault::ServerError { .. }
             | Fault::ResetConnection { .. }
-            | Fault::TruncatedDownload { .. } => None,
+            | Fault::TruncatedDownload { .. }
+            | Fault::LoseReply { .. }
+            | Fault::EchoKeyInError { .. }
+            | Fault::ShortDownload { .. }
+            | Fault::Redirect { .. } => None,
         }
     }
 }
@@ -644,6 +762,10 @@ struct BatchRecord {
 
 impl BatchRecord {
     fn to_json(&self) -> Value {
+        let status = match &self.fate {
+            Fate::UnknownStatus(shown) if self.status.is_running() => shown.as_str(),
+            _ => self.status.as_str(),
+        };
         json!({
             "id": self.id,
             "object": "batch",
@@ -651,7 +773,7 @@ impl BatchRecord {
             "errors": self.errors,
             "input_file_id": self.input_file_id,
             "completion_window": self.completion_window,
-            "status": self.status.as_str(),
+            "status": status,
             "output_file_id": self.output_file_id,
             "error_file_id": self.error_file_id,
             "created_at": self.created_at,
@@ -681,6 +803,10 @@ enum Verdict {
     ServerError { status: u16 },
     Reset,
     Truncate,
+    LoseReply(LostReply),
+    Echo { status: u16, authorization: String },
+    Short { dropped: usize },
+    Redirect { location: String },
 }
 
 impl ServerState {
@@ -710,6 +836,7 @@ impl ServerState {
 
     fn judge(&mut self, route: Option<Route>, authorization: Option<String>) -> Verdict {
         self.counters.http_requests += 1;
+        self.counters.calls.push(route);
         if let Some(value) = &authorization {
             self.counters.authorization_values.insert(value.clone());
         }
@@ -719,11 +846,15 @@ impl ServerState {
                 return Verdict::Unauthorized;
             }
         }
+        let nth = self.counters.http_requests;
+        let seen = authorization.clone().unwrap_or_default();
         let fired = self
             .faults
             .iter_mut()
             .enumerate()
-            .find_map(|(position, fault)| fire(fault, route).map(|fired| (position, fired)));
+            .find_map(|(position, fault)| {
+                fire(fault, route, nth, &seen).map(|fired| (position, fired))
+            });
         let Some((position, (verdict, exhausted))) = fired else {
             return Verdict::Pass;
         };
@@ -734,12 +865,14 @@ impl ServerState {
         verdict
     }
 
-    fn take_batch_fate(&mut self) -> Fate {
-        let Some((position, fate)) = self
-            .faults
-            .iter()
-            .enumerate()
-            .find_map(|(position, fault)| Fate::of(fault).map(|fate| (position, fate)))
+    fn take_batch_fate(&mut self, authorization: &str) -> Fate {
+        let Some((position, fate)) =
+            self.faults
+                .iter()
+                .enumerate()
+                .find_map(|(position, fault)| {
+                    Fate::of(fault, authorization).map(|fate| (position, fate))
+                })
         else {
             return Fate::Normal;
         };
@@ -755,7 +888,20 @@ impl ServerState {
         content: Vec<u8>,
         input: Option<InputFile>,
     ) -> &mut StoredFile {
-        let id = format!("file_{:06}", self.serial());
+        self.store_file_as(None, filename, purpose, content, input)
+    }
+
+    /// Stores a file under `id` (a fresh serial id when `None`).
+    fn store_file_as(
+        &mut self,
+        id: Option<String>,
+        filename: String,
+        purpose: &'static str,
+        content: Vec<u8>,
+        input: Option<InputFile>,
+    ) -> &mut StoredFile {
+        let serial = self.serial();
+        let id = id.unwrap_or_else(|| format!("file_{serial:06}"));
         let created_at = self.tick();
         self.files.entry(id.clone()).or_insert(StoredFile {
             id,
@@ -792,7 +938,17 @@ impl ServerState {
             self.fail(batch, errors, ErrorsShape::Sdk);
             return;
         }
-        match batch.fate {
+        match batch.fate.clone() {
+            Fate::FailEchoing { authorization } => {
+                let errors = vec![json!({
+                    "code": "invalid_request",
+                    "message": format!("The input file was rejected for the request signed {authorization}."),
+                    "param": null,
+                    "line": 1,
+                })];
+                self.fail(batch, errors, ErrorsShape::Sdk);
+            }
+            Fate::UnknownStatus(_) => {}
             Fate::Fail { shape } => {
                 let errors = vec![json!({
                     "code": "invalid_request",
@@ -868,7 +1024,18 @@ impl ServerState {
                 match responder(&line.custom_id, &line.body) {
                     FakeReply::Content(text) => {
                         succeeded += 1;
-                        let body = completion_body(serial, now, &line.body, &text);
+                        let mut body = match &batch.fate {
+                            Fate::EchoInOutput { authorization } => {
+                                let text = format!("{text}\n(request signed {authorization})");
+                                let mut body = completion_body(serial, now, &line.body, &text);
+                                body["system_fingerprint"] = json!(authorization);
+                                body
+                            }
+                            _ => completion_body(serial, now, &line.body, &text),
+                        };
+                        if let (Fate::DeepOutput { .. }, true) = (&batch.fate, output.is_empty()) {
+                            body["nested"] = json!(DEEP_PLACEHOLDER);
+                        }
                         output.push(response_line(serial, &line.custom_id, 200, body));
                     }
                     FakeReply::Error { status, body } => {
@@ -894,18 +1061,30 @@ impl ServerState {
                 output.push(first);
             }
         }
+        let (output_id, error_id) = match &batch.fate {
+            Fate::FileIds { output, error } => (Some(output.clone()), Some(error.clone())),
+            _ => (None, None),
+        };
         if !output.is_empty() {
-            let file = self.store_file(
+            let mut content = jsonl(&output);
+            match &batch.fate {
+                Fate::BadLastLine(bad) => content = with_bad_last_line(&content, *bad),
+                Fate::DeepOutput { depth } => content = deepen(&content, *depth),
+                _ => {}
+            }
+            let file = self.store_file_as(
+                output_id,
                 format!("{}_output.jsonl", batch.id),
                 "batch_output",
-                jsonl(&output),
+                content,
                 None,
             );
             file.gone = batch.fate == Fate::OutputFile404;
             batch.output_file_id = Some(file.id.clone());
         }
         if !errors.is_empty() {
-            let file = self.store_file(
+            let file = self.store_file_as(
+                error_id,
                 format!("{}_error.jsonl", batch.id),
                 "batch_output",
                 jsonl(&errors),
@@ -935,11 +1114,43 @@ impl ServerState {
     }
 }
 
-/// Spends one use of a request fault if it targets `route`; says what to do and whether the fault
-/// is used up.
-fn fire(fault: &mut Fault, route: Option<Route>) -> Option<(Verdict, bool)> {
+/// Spends one use of a request fault if it targets `route` (or, for `LoseReply`, this is the
+/// `nth` request); says what to do and whether the fault is used up.
+fn fire(
+    fault: &mut Fault,
+    route: Option<Route>,
+    nth: usize,
+    authorization: &str,
+) -> Option<(Verdict, bool)> {
     let targets = |target: &Route| *target == Route::Any || Some(*target) == route;
     let (times, verdict) = match fault {
+        Fault::LoseReply { nth: at, how } if *at == nth => {
+            return Some((Verdict::LoseReply(*how), true));
+        }
+        Fault::EchoKeyInError {
+            route: target,
+            status,
+            times,
+        } if targets(target) => (
+            times,
+            Verdict::Echo {
+                status: *status,
+                authorization: authorization.to_string(),
+            },
+        ),
+        Fault::ShortDownload { dropped, times } if route == Some(Route::Download) => {
+            (times, Verdict::Short { dropped: *dropped })
+        }
+        Fault::Redirect {
+            route: target,
+            location,
+            times,
+        } if targets(target) => (
+            times,
+            Verdict::Redirect {
+                location: location.clone(),
+            },
+        ),
         Fault::RateLimit {
             route: target,
             times,
@@ -1084,6 +1295,40 @@ fn shuffle(batch_id: &str, lines: &mut [Value]) {
     });
 }
 
+/// Stands in an output line for the deeply nested value `deepen` puts there (a `Value` that deep
+/// could not be serialised without overflowing the stack).
+const DEEP_PLACEHOLDER: &str = "__deep_nesting__";
+
+/// `content` with its placeholder replaced by `depth` nested arrays.
+fn deepen(content: &[u8], depth: usize) -> Vec<u8> {
+    let placeholder = format!("\"{DEEP_PLACEHOLDER}\"");
+    let text = String::from_utf8_lossy(content);
+    let deep = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+    text.replacen(&placeholder, &deep, 1).into_bytes()
+}
+
+/// `content` (JSONL ending in a newline) with its last line replaced by `bad`'s junk.
+fn with_bad_last_line(content: &[u8], bad: BadLine) -> Vec<u8> {
+    let mut kept = without_last_lines(content, 1);
+    let last = &content[kept.len()..content.len().saturating_sub(1)];
+    kept.extend_from_slice(&bad.replace(last));
+    kept.push(b'\n');
+    kept
+}
+
+/// `bytes` without its last `dropped` lines, cut after a newline.
+fn without_last_lines(bytes: &[u8], dropped: usize) -> Vec<u8> {
+    let mut end = bytes.len();
+    for _ in 0..dropped {
+        let body = bytes[..end].strip_suffix(b"\n").unwrap_or(&bytes[..end]);
+        end = body
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |nl| nl + 1);
+    }
+    bytes[..end].to_vec()
+}
+
 fn jsonl(lines: &[Value]) -> Vec<u8> {
     let mut out = String::new();
     for line in lines {
@@ -1212,7 +1457,7 @@ fn router(shared: Arc<Shared>) -> Router {
             &format!("{PREFIX}/batches/{{id}}/cancel"),
             post(cancel_batch),
         )
-        .fallback(|| async { not_found("Unknown URL.") })
+        .fallback(file_content_by_normalised_path)
         .layer(DefaultBodyLimit::max(MAX_FILE_BYTES + 1024 * 1024))
         .layer(middleware::from_fn_with_state(Arc::clone(&shared), gate))
         .with_state(shared)
@@ -1271,6 +1516,62 @@ async fn gate(
                 "server_error",
                 "internal_error",
             )
+        }
+        Verdict::LoseReply(how) => {
+            let performed = next.run(request).await;
+            // The handler ran: whatever it changed stays changed. Only its reply is lost.
+            drop(performed);
+            match how {
+                LostReply::Reset => {
+                    connection.0.killed.store(true, Ordering::SeqCst);
+                    StatusCode::INTERNAL_SERVER_ERROR.into_response()
+                }
+                LostReply::BadGateway => api_error(
+                    StatusCode::BAD_GATEWAY,
+                    "Bad gateway.",
+                    "server_error",
+                    "bad_gateway",
+                ),
+                LostReply::NotJson => (
+                    StatusCode::OK,
+                    [(header::CONTENT_TYPE, "text/html")],
+                    "<html><body>upstream hiccup</body></html>",
+                )
+                    .into_response(),
+            }
+        }
+        Verdict::Echo {
+            status,
+            authorization,
+        } => {
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST);
+            api_error(
+                status,
+                &format!("Request with header Authorization: {authorization} was not accepted."),
+                "invalid_request_error",
+                "echo",
+            )
+        }
+        Verdict::Short { dropped } => {
+            let response = next.run(request).await;
+            if response.status() != StatusCode::OK {
+                return response;
+            }
+            let (parts, body) = response.into_parts();
+            let Ok(bytes) = to_bytes(body, usize::MAX).await else {
+                return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+            };
+            let kept = without_last_lines(&bytes, dropped);
+            let mut parts = parts;
+            parts.headers.remove(header::CONTENT_LENGTH);
+            Response::from_parts(parts, Body::from(kept))
+        }
+        Verdict::Redirect { location } => {
+            let mut response = StatusCode::TEMPORARY_REDIRECT.into_response();
+            if let Ok(value) = HeaderValue::from_str(&location) {
+                response.headers_mut().insert(header::LOCATION, value);
+            }
+            response
         }
         Verdict::Reset => {
             if route == Some(Route::Upload) {
@@ -1379,7 +1680,37 @@ async fn file_content(State(shared): State<Arc<Shared>>, Path(id): Path<String>)
     response
 }
 
-async fn create_batch(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+/// What a naive server does with a file id that was put into the URL unencoded: the client's URL
+/// normalisation resolved its `..` and `/`, and the server serves whatever file's id normalises to
+/// the path asked for. Anything else is an unknown URL.
+async fn file_content_by_normalised_path(
+    State(shared): State<Arc<Shared>>,
+    method: Method,
+    uri: axum::http::Uri,
+) -> Response {
+    let path = uri.path();
+    if method == Method::GET && path.ends_with("/content") {
+        let state = shared.lock();
+        let found = state.files.values().find(|file| {
+            reqwest::Url::parse(&format!("http://fake{PREFIX}/files/{}/content", file.id))
+                .is_ok_and(|url| url.path() == path)
+        });
+        if let Some(file) = found.filter(|file| !file.gone) {
+            return Response::new(Body::from(file.content.clone()));
+        }
+    }
+    not_found("Unknown URL.")
+}
+
+async fn create_batch(
+    State(shared): State<Arc<Shared>>,
+    headers: axum::http::HeaderMap,
+    body: Bytes,
+) -> Response {
+    let authorization = headers
+        .get(header::AUTHORIZATION)
+        .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned())
+        .unwrap_or_default();
     let Ok(Value::Object(request)) = serde_json::from_slice::<Value>(&body) else {
         return invalid_request("The body must be a JSON object.");
     };
@@ -1415,7 +1746,7 @@ async fn create_batch(State(shared): State<Arc<Shared>>, body: Bytes) -> Respons
             .entry(custom_id.clone())
             .or_default() += 1;
     }
-    let fate = state.take_batch_fate();
+    let fate = state.take_batch_fate(&authorization);
     let id = format!("batch_{:06}", state.serial());
     let created_at = state.tick();
     let batch = BatchRecord {
