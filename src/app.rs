@@ -1,39 +1,19 @@
-//! Command dispatch: loads the config, takes the out-dir lock, runs the requested stage(s) and
-//! maps every failure to the Contract's exit codes (0 success, 1 runtime, 2 usage/config).
+//! Command dispatch: loads the config, takes the out-dir lock and runs the requested stage(s).
+//! Every failure comes back as `crate::Error`, whose `code()` is the Contract's exit code.
 
-use crate::batch::{journal::Journal, journal::SubState, BatchError, RunOptions, Runner, StateDir};
+use crate::batch::{journal::Journal, journal::SubState, RunOptions, Runner, StateDir};
 use crate::cli::{AssembleArgs, BatchArgs, Cli, Command};
-use crate::config::{Config, ConfigError, Provider};
+use crate::config::{Config, Provider};
+use crate::error::{Error, Result};
 use crate::lock::OutLock;
 use crate::record::Category;
 use crate::stages::{self, Ctx, StageEnd};
-use crate::templates::{TemplateError, Templates};
+use crate::templates::Templates;
 use crate::ui::Printer;
 use std::path::Path;
 use std::process::ExitCode;
 
-/// A usage or configuration problem found outside the config loader (exit 2).
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct UsageError(pub String);
-
-/// The exit code for an error chain: 2 for usage and configuration problems, else 1.
-pub fn exit_code(err: &anyhow::Error) -> u8 {
-    for cause in err.chain() {
-        if cause.is::<ConfigError>() || cause.is::<TemplateError>() || cause.is::<UsageError>() {
-            return 2;
-        }
-        if let Some(b) = cause.downcast_ref::<BatchError>() {
-            return b.exit_code();
-        }
-        if let Some(c) = cause.downcast_ref::<crate::batch::client::ClientError>() {
-            return if c.is_usage() { 2 } else { 1 };
-        }
-    }
-    1
-}
-
-pub async fn run(cli: Cli, printer: &Printer) -> anyhow::Result<ExitCode> {
+pub async fn run(cli: Cli, printer: &Printer) -> Result<ExitCode> {
     if let Command::Verify {
         path,
         check_actions,
@@ -101,7 +81,7 @@ async fn run_steps(
     batch: &BatchArgs,
     assemble: &AssembleArgs,
     steps: Steps,
-) -> anyhow::Result<ExitCode> {
+) -> Result<ExitCode> {
     let templates = if steps.author || steps.repair {
         Some(Templates::load(&config.author.prompts_dir)?)
     } else {
@@ -136,33 +116,25 @@ async fn run_steps(
 }
 
 /// Creates the out dir, with a clear error when it is a file or cannot be written.
-fn prepare_out_dir(out_dir: &Path) -> anyhow::Result<()> {
+fn prepare_out_dir(out_dir: &Path) -> Result<()> {
     if out_dir.exists() && !out_dir.is_dir() {
-        return Err(UsageError(format!(
-            "the out dir {} exists and is not a folder: pass another --out or move the file",
-            out_dir.display()
-        ))
-        .into());
+        return Err(Error::OutDirIsFile(out_dir.to_path_buf()));
     }
-    std::fs::create_dir_all(out_dir).map_err(|e| {
-        UsageError(format!(
-            "cannot create the out dir {}: {e}; pass a writable --out",
-            out_dir.display()
-        ))
+    std::fs::create_dir_all(out_dir).map_err(|source| Error::OutDirCreate {
+        path: out_dir.to_path_buf(),
+        source,
     })?;
     let probe = out_dir.join(".saseval.write-test");
-    std::fs::write(&probe, b"").map_err(|e| {
-        UsageError(format!(
-            "the out dir {} is not writable ({e}): pass a writable --out or fix its permissions",
-            out_dir.display()
-        ))
+    std::fs::write(&probe, b"").map_err(|source| Error::OutDirNotWritable {
+        path: out_dir.to_path_buf(),
+        source,
     })?;
     let _ = std::fs::remove_file(probe);
     Ok(())
 }
 
 /// `status`: every job of the out dir from its journal (no network), and what a re-run does next.
-fn status(config: &Config, out_dir: &Path, printer: &Printer) -> anyhow::Result<ExitCode> {
+fn status(config: &Config, out_dir: &Path, printer: &Printer) -> Result<ExitCode> {
     let state = StateDir::new(out_dir);
     let journals = Journal::load_all(&state.journal_dir())?;
     if journals.is_empty() {
@@ -215,7 +187,7 @@ fn status(config: &Config, out_dir: &Path, printer: &Printer) -> anyhow::Result<
 
 /// `cancel`: asks the server to cancel every running batch of this out dir. A re-run then
 /// collects what they completed and submits only the rest.
-async fn cancel(config: &Config, out_dir: &Path, printer: &Printer) -> anyhow::Result<ExitCode> {
+async fn cancel(config: &Config, out_dir: &Path, printer: &Printer) -> Result<ExitCode> {
     if !matches!(config.api.provider, Provider::Groq | Provider::Openai) {
         printer.out(format!(
             "provider {}: there are no remote batches to cancel",
@@ -249,12 +221,7 @@ async fn cancel(config: &Config, out_dir: &Path, printer: &Printer) -> anyhow::R
 
 /// `verify <file-or-dir>`: a folder is checked against its manifest, a file against the
 /// config's `release.per_category`; `--check-actions` also compares our five target rows.
-fn verify(
-    cli: &Cli,
-    path: &Path,
-    check_actions: bool,
-    printer: &Printer,
-) -> anyhow::Result<ExitCode> {
+fn verify(cli: &Cli, path: &Path, check_actions: bool, printer: &Printer) -> Result<ExitCode> {
     let config = if path.is_file() || check_actions {
         Some(Config::load(&cli.config, &cli.overrides)?)
     } else {

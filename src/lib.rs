@@ -7,6 +7,7 @@ pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod dedup;
+pub mod error;
 pub mod expr;
 pub mod fsio;
 pub mod grade;

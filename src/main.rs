@@ -23,14 +23,14 @@ fn main() -> ExitCode {
         Ok(rt) => rt,
         Err(e) => {
             printer.warn(format!("cannot start the async runtime: {e}"));
-            return ExitCode::from(1);
+            return ExitCode::from(saseval_gen::error::RUNTIME);
         }
     };
     match runtime.block_on(app::run(cli, &printer)) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err:#}");
-            ExitCode::from(app::exit_code(&err))
+            printer.error(&err);
+            ExitCode::from(err.code())
         }
     }
 }

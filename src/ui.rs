@@ -23,6 +23,17 @@ impl Printer {
         eprintln!("warning: {msg}");
     }
 
+    /// The error a command ended with (stderr), with each cause of its chain after a colon.
+    pub fn error(&self, error: &dyn std::error::Error) {
+        let mut line = format!("error: {error}");
+        let mut cause = error.source();
+        while let Some(inner) = cause {
+            line.push_str(&format!(": {inner}"));
+            cause = inner.source();
+        }
+        eprintln!("{line}");
+    }
+
     /// A result line (stdout).
     pub fn out(&self, msg: impl Display) {
         println!("{msg}");

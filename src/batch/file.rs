@@ -70,11 +70,11 @@ impl<'r, 'a> FileJob<'r, 'a> {
     }
 
     fn keys(&self, sub: &Submission) -> Result<BTreeMap<String, String>, BatchError> {
-        request_file::read_keys(&self.runner.state.root.join(&sub.input)).map_err(|e| {
-            BatchError::Runtime(format!(
-                "cannot read the exported request file of job {}: {e}",
-                self.job
-            ))
+        request_file::read_keys(&self.runner.state.root.join(&sub.input)).map_err(|source| {
+            BatchError::ExportRead {
+                job: self.job.clone(),
+                source,
+            }
         })
     }
 
@@ -83,11 +83,11 @@ impl<'r, 'a> FileJob<'r, 'a> {
         path: &std::path::Path,
         keys: &BTreeMap<String, String>,
     ) -> Result<(), BatchError> {
-        if let Err(e) = std::fs::metadata(path) {
-            return Err(BatchError::Usage(format!(
-                "--import {}: {e}",
-                path.display()
-            )));
+        if let Err(source) = std::fs::metadata(path) {
+            return Err(BatchError::ImportMissing {
+                path: path.to_path_buf(),
+                source,
+            });
         }
         let source = format!("import:{}", path.display());
         let printer = self.runner.printer;
@@ -107,12 +107,11 @@ impl<'r, 'a> FileJob<'r, 'a> {
                     ));
                     Ok(())
                 }
-                None => Err(BatchError::Usage(format!(
-                    "--import {} line {}: {}; expected the OpenAI batch output format",
-                    path.display(),
-                    bad.line_no,
-                    bad.why
-                ))),
+                None => Err(BatchError::ImportLine {
+                    path: path.to_path_buf(),
+                    line: bad.line_no,
+                    why: bad.why.to_string(),
+                }),
             },
         )?
         .added;
@@ -132,11 +131,9 @@ impl<'r, 'a> FileJob<'r, 'a> {
             by_model.entry(r.model()).or_default().push(r);
         }
         let export_dir = self.runner.state.export_dir();
-        let io = |e: std::io::Error| {
-            BatchError::Runtime(format!(
-                "cannot write an export file under {}: {e}",
-                export_dir.display()
-            ))
+        let io = |source: std::io::Error| BatchError::ExportWrite {
+            dir: export_dir.clone(),
+            source,
         };
         std::fs::create_dir_all(&export_dir).map_err(io)?;
         for (model, reqs) in by_model {

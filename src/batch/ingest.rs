@@ -120,8 +120,10 @@ pub fn ingest_file(
     named_bad_lines: NamedBadLines,
     mut bad_line: impl FnMut(BadLine<'_>) -> Result<(), BatchError>,
 ) -> Result<Ingested, BatchError> {
-    let read_err =
-        |e: std::io::Error| BatchError::Runtime(format!("cannot read {}: {e}", path.display()));
+    let read_err = |source: std::io::Error| BatchError::ReadFile {
+        path: path.to_path_buf(),
+        source,
+    };
     let file = std::fs::File::open(path).map_err(read_err)?;
     let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
     let threads = parallel::threads();
@@ -141,9 +143,8 @@ pub fn ingest_file(
         let parsed = parallel::map(&lines, threads, |line| {
             parse_line(line, keys, source, named_bad_lines)
         });
-        let prepare = |rendered: std::io::Result<CacheLine>| {
-            rendered.map_err(|e| BatchError::Runtime(format!("cannot prepare a cache line: {e}")))
-        };
+        let prepare =
+            |rendered: std::io::Result<CacheLine>| rendered.map_err(BatchError::CacheLine);
         let mut ready = Vec::new();
         let mut stopped = None;
         for (k, line) in parsed.into_iter().enumerate() {
@@ -509,15 +510,19 @@ mod tests {
             "import",
             NamedBadLines::Report,
             |bad| {
-                Err(BatchError::Usage(format!(
-                    "line {}: {}",
-                    bad.line_no, bad.why
-                )))
+                Err(BatchError::ImportLine {
+                    path: "results.jsonl".into(),
+                    line: bad.line_no,
+                    why: bad.why.to_string(),
+                })
             },
         )
         .expect_err("the bad line stops the import");
-        assert_eq!(err.to_string(), "line 2: no custom_id");
-        assert_eq!(err.exit_code(), 2);
+        assert_eq!(
+            err.to_string(),
+            "--import results.jsonl line 2: no custom_id; expected the OpenAI batch output format"
+        );
+        assert_eq!(err.code(), 2);
         assert!(
             cache.contains("a", "hash-a"),
             "the line before the bad one is kept"

@@ -15,10 +15,9 @@ pub async fn run(
 
     let local = &runner.config.local;
     if !local.model_path.is_file() {
-        return Err(BatchError::Usage(format!(
-            "the local model file {} does not exist: run scripts/fetch-model.sh to fetch the bundled model, or set local.model_path to a GGUF file",
-            local.model_path.display()
-        )));
+        return Err(BatchError::ModelFileMissing {
+            path: local.model_path.clone(),
+        });
     }
     let settings = LocalSettings {
         model_path: local.model_path.clone(),
@@ -74,13 +73,9 @@ pub async fn run(
             }
         };
         let Some(message) = message else { break };
-        let (custom_id, hash, result, elapsed) = message.map_err(|e| {
-            let message = format!("cannot load the local model: {e}");
-            if e.is_usage() {
-                BatchError::Usage(message)
-            } else {
-                BatchError::Runtime(message)
-            }
+        let (custom_id, hash, result, elapsed) = message.map_err(|e| BatchError::LocalModel {
+            message: e.to_string(),
+            usage: e.is_usage(),
         })?;
         let outcome = match result {
             Ok(body) => {
@@ -118,7 +113,5 @@ pub async fn run(
     _job: &str,
     _pending: &[&Request],
 ) -> Result<(), BatchError> {
-    Err(BatchError::Usage(
-        "this saseval-gen was built without the local backend (cargo feature `local`): rebuild with default features (`cargo build --release`), or set api.provider to groq, openai or file".into(),
-    ))
+    Err(BatchError::NoLocalBackend)
 }

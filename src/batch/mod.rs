@@ -88,12 +88,109 @@ impl JobResult {
 
 #[derive(Debug, thiserror::Error)]
 pub enum BatchError {
+    // What the user fixes in the config, the command line or the out dir (exit 2).
+    #[error("the local model file {} does not exist: run scripts/fetch-model.sh to fetch the bundled model, or set local.model_path to a GGUF file", path.display())]
+    ModelFileMissing { path: PathBuf },
+    #[error("cannot load the local model: {message}")]
+    LocalModel {
+        message: String,
+        /// The model or its settings are wrong (not the machine).
+        usage: bool,
+    },
+    #[error("this saseval-gen was built without the local backend (cargo feature `local`): rebuild with default features (`cargo build --release`), or set api.provider to groq, openai or file")]
+    NoLocalBackend,
+    #[error("--import {}: {source}", path.display())]
+    ImportMissing {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("--import {} line {line}: {why}; expected the OpenAI batch output format", path.display())]
+    ImportLine {
+        path: PathBuf,
+        line: usize,
+        why: String,
+    },
+    #[error(transparent)]
+    StateLink(Box<StateLink>),
+    #[error("refusing to submit {requests} requests: more than api.max_requests_per_job = {limit}; raise api.max_requests_per_job if this is intended")]
+    TooManyRequests { requests: usize, limit: usize },
+    #[error("refusing to submit {requests} requests: the estimated worst-case cost ${:.2} (≈{} input tokens, ≤{} output tokens) is ${:.2} over {limit_key} = ${limit:.2}; raise {limit_key} if this is intended", cost.usd, cost.input_tokens, cost.output_tokens, cost.usd - limit)]
+    OverBudget {
+        requests: usize,
+        cost: CostEstimate,
+        limit: f64,
+        limit_key: &'static str,
+    },
     #[error("{0}")]
-    Usage(String),
-    #[error("{0}")]
-    Runtime(String),
+    RequestTooLarge(String),
+    // What a re-run, the provider or the machine resolves (exit 1).
     #[error("interrupted: batches already submitted keep running on the server; re-run the same command to continue waiting (nothing is submitted twice)")]
     Interrupted,
+    #[error("cannot create {}: {source}", path.display())]
+    StateDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot read {}: {source}", path.display())]
+    ReadFile {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot prepare a cache line: {0}")]
+    CacheLine(std::io::Error),
+    #[error("cannot read the exported request file of job {job}: {source}")]
+    ExportRead { job: String, source: std::io::Error },
+    #[error("cannot write an export file under {}: {source}", dir.display())]
+    ExportWrite {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write a request file under {}: {source}", dir.display())]
+    RequestFileWrite {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    RequestFileLost(Box<LostRequestFile>),
+    #[error("job {job}: {waiting} requests still have no result after {rounds} resubmissions of expired or unserved lines; re-run later (everything completed so far is kept), or raise api.max_expiries")]
+    StillUnserved {
+        job: String,
+        waiting: usize,
+        rounds: usize,
+    },
+    #[error("job {job}: the server rejected a batch (status failed):\n  {}\nIts requests are not resubmitted blindly: fix the cause (the request template or config), then re-run; pass --retry-failed to resubmit them unchanged.", errors.join("\n  "))]
+    BatchFailed { job: String, errors: Vec<String> },
+    #[error("job {job}: batch {batch} with these requests failed earlier:\n  {}\nIts requests are not resubmitted blindly: fix the cause (the request template or config), then re-run; pass --retry-failed to resubmit them unchanged.", errors.join("\n  "))]
+    FailedEarlier {
+        job: String,
+        batch: String,
+        errors: Vec<String>,
+    },
+    #[error("job {job}: {} — its completed lines are kept; re-run to submit only the requests that did not complete", batches.join("; "))]
+    Cancelled { job: String, batches: Vec<String> },
+    #[error("job {job}: {error}, {times} times in a row; stopping. Re-run later: the run looks for what may have been created before creating anything")]
+    RepliesLost {
+        job: String,
+        error: String,
+        times: usize,
+    },
+    #[error(transparent)]
+    UnknownBatch(Box<UnknownBatch>),
+    #[error("batch {batch} still has the unknown status `{status}` after {polls} polls. Check it in the provider's console; run `saseval-gen cancel` to cancel it, then re-run: what it completed is kept and only the rest is resubmitted")]
+    UnknownStatus {
+        batch: String,
+        status: String,
+        polls: u32,
+    },
+    #[error("batch {batch} is still `{status}` {minutes} minutes after its completion window ended (expires_at {expires_at}) and the provider has not expired it. Run `saseval-gen cancel` to cancel it, then re-run: what it completed is kept and only the rest is resubmitted")]
+    Stuck {
+        batch: String,
+        status: String,
+        minutes: i64,
+        expires_at: i64,
+    },
+    #[error("batch {batch} is completed with {completed} completed requests but the server gave no output file. Nothing is resubmitted (they may be billed); re-run later to check again, or ask the provider")]
+    NoOutputFile { batch: String, completed: u64 },
     #[error(transparent)]
     Cache(#[from] cache::CacheError),
     #[error(transparent)]
@@ -104,13 +201,86 @@ pub enum BatchError {
 
 impl BatchError {
     /// Usage and configuration problems exit 2; everything else 1.
-    pub fn exit_code(&self) -> u8 {
+    pub fn code(&self) -> u8 {
+        use crate::error::{RUNTIME, USAGE};
         match self {
-            BatchError::Usage(_) => 2,
-            BatchError::Client(e) if e.is_usage() => 2,
-            _ => 1,
+            BatchError::ModelFileMissing { .. }
+            | BatchError::NoLocalBackend
+            | BatchError::ImportMissing { .. }
+            | BatchError::ImportLine { .. }
+            | BatchError::StateLink(_)
+            | BatchError::TooManyRequests { .. }
+            | BatchError::OverBudget { .. }
+            | BatchError::RequestTooLarge(_) => USAGE,
+            BatchError::LocalModel { usage, .. } => {
+                if *usage {
+                    USAGE
+                } else {
+                    RUNTIME
+                }
+            }
+            BatchError::Client(e) => {
+                if e.is_usage() {
+                    USAGE
+                } else {
+                    RUNTIME
+                }
+            }
+            BatchError::Interrupted
+            | BatchError::StateDir { .. }
+            | BatchError::ReadFile { .. }
+            | BatchError::CacheLine(_)
+            | BatchError::ExportRead { .. }
+            | BatchError::ExportWrite { .. }
+            | BatchError::RequestFileWrite { .. }
+            | BatchError::RequestFileLost(_)
+            | BatchError::StillUnserved { .. }
+            | BatchError::BatchFailed { .. }
+            | BatchError::FailedEarlier { .. }
+            | BatchError::Cancelled { .. }
+            | BatchError::RepliesLost { .. }
+            | BatchError::UnknownBatch(_)
+            | BatchError::UnknownStatus { .. }
+            | BatchError::Stuck { .. }
+            | BatchError::NoOutputFile { .. }
+            | BatchError::Cache(_)
+            | BatchError::Journal(_) => RUNTIME,
         }
     }
+}
+
+/// A `state/` entry that is a symbolic link out of the out dir.
+#[derive(Debug, thiserror::Error)]
+#[error("{} in the out dir {} is a symbolic link (to {target}): saseval-gen keeps its state inside the out dir and does not write through links. Replace the link with a copy of what it points to (`rm {link} && cp -r {target_word} {link}`), or use another --out", entry.display(), out.display())]
+pub struct StateLink {
+    pub entry: PathBuf,
+    pub out: PathBuf,
+    pub target: String,
+    pub target_word: String,
+    pub link: String,
+}
+
+/// A submission whose request file is gone: its results cannot be matched to requests.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot read the request file state/{input} of submission {seq} of job {job}{}: {source}. It is needed to match the batch's results to their requests. Restore it from a backup, or move the job's journal aside — {recovery} — and re-run: the run plans the same requests again and finds their upload and batch on the server by the fingerprint before submitting anything", batch.as_deref().map(|b| format!(" (batch {b})")).unwrap_or_default())]
+pub struct LostRequestFile {
+    pub input: String,
+    pub seq: usize,
+    pub job: String,
+    pub batch: Option<String>,
+    pub source: std::io::Error,
+    pub recovery: String,
+}
+
+/// A journal names a batch the server does not know.
+#[derive(Debug, thiserror::Error)]
+#[error("job {job}: the server at api.base_url ({base_url}) does not know batch {batch} (404), which {} records. The batch may belong to another endpoint or account (check api.base_url and the key), or the provider deleted it. If it is gone for good, move the journal aside — {recovery} — and re-run: the run looks for the job's batches on the server by their fingerprint and submits only what has no result yet", journal.display())]
+pub struct UnknownBatch {
+    pub job: String,
+    pub base_url: String,
+    pub batch: String,
+    pub journal: PathBuf,
+    pub recovery: String,
 }
 
 /// Limits checked before anything is submitted.
@@ -184,13 +354,13 @@ impl StateDir {
                 let target = std::fs::read_link(&path)
                     .map(|t| t.display().to_string())
                     .unwrap_or_else(|_| "?".into());
-                return Err(BatchError::Usage(format!(
-                    "{} in the out dir {} is a symbolic link (to {target}): saseval-gen keeps its state inside the out dir and does not write through links. Replace the link with a copy of what it points to (`rm {link} && cp -r {} {link}`), or use another --out",
-                    shown.display(),
-                    self.out.display(),
-                    crate::fsio::shell_word(Path::new(&target)),
-                    link = crate::fsio::shell_word(&path),
-                )));
+                return Err(BatchError::StateLink(Box::new(StateLink {
+                    entry: shown.to_path_buf(),
+                    out: self.out.clone(),
+                    target_word: crate::fsio::shell_word(Path::new(&target)),
+                    target,
+                    link: crate::fsio::shell_word(&path),
+                })));
             }
         }
         Ok(())
@@ -255,8 +425,9 @@ impl<'a> Runner<'a> {
     ) -> Result<Runner<'a>, BatchError> {
         let state = StateDir::new(out_dir);
         state.refuse_links()?;
-        state.create_all().map_err(|e| {
-            BatchError::Runtime(format!("cannot create {}: {e}", state.root.display()))
+        state.create_all().map_err(|e| BatchError::StateDir {
+            path: state.root.clone(),
+            source: e,
         })?;
         let cache = Cache::open(&state.cache())?;
         Ok(Runner {
@@ -343,9 +514,7 @@ pub fn check_planned(
 pub fn check_request_count(config: &Config, requests: usize) -> Result<(), BatchError> {
     let limit = config.api.max_requests_per_job;
     if requests > limit {
-        return Err(BatchError::Usage(format!(
-            "refusing to submit {requests} requests: more than api.max_requests_per_job = {limit}; raise api.max_requests_per_job if this is intended"
-        )));
+        return Err(BatchError::TooManyRequests { requests, limit });
     }
     Ok(())
 }
@@ -356,16 +525,12 @@ fn refuse_over_cost(
     guard: &CostGuard,
 ) -> Result<(), BatchError> {
     if cost.usd > guard.max_cost_usd {
-        return Err(BatchError::Usage(format!(
-            "refusing to submit {requests} requests: the estimated worst-case cost ${:.2} (≈{} input tokens, ≤{} output tokens) is ${:.2} over {} = ${:.2}; raise {} if this is intended",
-            cost.usd,
-            cost.input_tokens,
-            cost.output_tokens,
-            cost.usd - guard.max_cost_usd,
-            guard.cost_key,
-            guard.max_cost_usd,
-            guard.cost_key
-        )));
+        return Err(BatchError::OverBudget {
+            requests,
+            cost,
+            limit: guard.max_cost_usd,
+            limit_key: guard.cost_key,
+        });
     }
     Ok(())
 }

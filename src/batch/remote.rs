@@ -9,7 +9,10 @@ use super::client::{BatchObject, Client, ClientError, Downloaded};
 use super::ingest::{self, NamedBadLines};
 use super::journal::{Counts, Journal, SubState, Submission};
 use super::untrusted::{self, local_file_name};
-use super::{check_guard, hex, request_file, BatchError, CostGuard, Request, Runner};
+use super::{
+    check_guard, hex, request_file, BatchError, CostGuard, LostRequestFile, Request, Runner,
+    UnknownBatch,
+};
 use crate::fsio::shell_word;
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -95,11 +98,11 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
                 .collect();
             if !uncovered.is_empty() {
                 if rounds > self.runner.config.api.max_expiries {
-                    return Err(BatchError::Runtime(format!(
-                        "job {}: {} requests still have no result after {rounds} resubmissions of expired or unserved lines; re-run later (everything completed so far is kept), or raise api.max_expiries",
-                        self.job,
-                        uncovered.len()
-                    )));
+                    return Err(BatchError::StillUnserved {
+                        job: self.job.clone(),
+                        waiting: uncovered.len(),
+                        rounds,
+                    });
                 }
                 self.refuse_failed_again(&journal, &uncovered)?;
                 check_guard(self.runner.config, &uncovered, self.guard)?;
@@ -112,18 +115,16 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
             }
             let end = self.wait_and_collect(&client, &mut journal).await?;
             if !end.failed.is_empty() {
-                return Err(BatchError::Runtime(format!(
-                    "job {}: the server rejected a batch (status failed):\n  {}\nIts requests are not resubmitted blindly: fix the cause (the request template or config), then re-run; pass --retry-failed to resubmit them unchanged.",
-                    self.job,
-                    end.failed.join("\n  ")
-                )));
+                return Err(BatchError::BatchFailed {
+                    job: self.job.clone(),
+                    errors: end.failed,
+                });
             }
             if !end.cancelled.is_empty() {
-                return Err(BatchError::Runtime(format!(
-                    "job {}: {} — its completed lines are kept; re-run to submit only the requests that did not complete",
-                    self.job,
-                    end.cancelled.join("; ")
-                )));
+                return Err(BatchError::Cancelled {
+                    job: self.job.clone(),
+                    batches: end.cancelled,
+                });
             }
             rounds += 1;
         }
@@ -155,18 +156,14 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
     fn keys(&self, sub: &Submission) -> Result<BTreeMap<String, String>, BatchError> {
         let path = self.input_path(sub);
         request_file::read_keys(&path).map_err(|e| {
-            let batch = sub
-                .batch_id
-                .as_deref()
-                .map(|b| format!(" (batch {b})"))
-                .unwrap_or_default();
-            BatchError::Runtime(format!(
-                "cannot read the request file state/{} of submission {} of job {}{batch}: {e}. It is needed to match the batch's results to their requests. Restore it from a backup, or move the job's journal aside — {} — and re-run: the run plans the same requests again and finds their upload and batch on the server by the fingerprint before submitting anything",
-                sub.input,
-                sub.seq,
-                self.job,
-                self.move_journal_aside("aside")
-            ))
+            BatchError::RequestFileLost(Box::new(LostRequestFile {
+                input: sub.input.clone(),
+                seq: sub.seq,
+                job: self.job.clone(),
+                batch: sub.batch_id.clone(),
+                source: e,
+                recovery: self.move_journal_aside("aside"),
+            }))
         })
     }
 
@@ -307,12 +304,11 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
                 .iter()
                 .any(|r| keys.get(&r.custom_id).map(String::as_str) == Some(r.body_hash()))
             {
-                return Err(BatchError::Runtime(format!(
-                    "job {}: batch {} with these requests failed earlier:\n  {}\nIts requests are not resubmitted blindly: fix the cause (the request template or config), then re-run; pass --retry-failed to resubmit them unchanged.",
-                    self.job,
-                    sub.batch_id.as_deref().unwrap_or("?"),
-                    sub.errors.join("\n  ")
-                )));
+                return Err(BatchError::FailedEarlier {
+                    job: self.job.clone(),
+                    batch: sub.batch_id.clone().unwrap_or_else(|| "?".into()),
+                    errors: sub.errors.clone(),
+                });
             }
         }
         Ok(())
@@ -329,16 +325,14 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
         for (model, reqs) in by_model {
             let chunks =
                 request_file::chunk(&reqs, api.max_requests_per_batch, api.max_bytes_per_batch)
-                    .map_err(BatchError::Usage)?;
+                    .map_err(BatchError::RequestTooLarge)?;
             for (chunk, text) in chunks {
                 let state_root = &self.runner.state.root;
                 journal
                     .add_submission(state_root, model, chunk.len(), &text, SubState::Planned)
-                    .map_err(|e| {
-                        BatchError::Runtime(format!(
-                            "cannot write a request file under {}: {e}",
-                            state_root.display()
-                        ))
+                    .map_err(|source| BatchError::RequestFileWrite {
+                        dir: state_root.clone(),
+                        source,
                     })?;
             }
         }
@@ -364,11 +358,11 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
                 let file_id = match file_id {
                     Some(id) => id,
                     None => {
-                        let bytes = std::fs::read(self.input_path(&sub)).map_err(|e| {
-                            BatchError::Runtime(format!(
-                                "cannot read {}: {e}",
-                                self.input_path(&sub).display()
-                            ))
+                        let bytes = std::fs::read(self.input_path(&sub)).map_err(|source| {
+                            BatchError::ReadFile {
+                                path: self.input_path(&sub),
+                                source,
+                            }
                         })?;
                         let id = self.upload_once(client, &upload_name, bytes).await?;
                         crate::hooks::crash_point("uploaded-unjournaled");
@@ -499,10 +493,11 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
     ) -> Result<(), BatchError> {
         let api = &self.runner.config.api;
         if lost > api.max_retries {
-            return Err(BatchError::Runtime(format!(
-                "job {}: {error}, {lost} times in a row; stopping. Re-run later: the run looks for what may have been created before creating anything",
-                self.job
-            )));
+            return Err(BatchError::RepliesLost {
+                job: self.job.clone(),
+                error: error.to_string(),
+                times: lost,
+            });
         }
         self.runner
             .printer
@@ -640,14 +635,13 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
 
     /// A journal names a batch the server does not know: what that means and the way out.
     fn unknown_batch(&self, id: &str) -> BatchError {
-        BatchError::Runtime(format!(
-            "job {}: the server at api.base_url ({}) does not know batch {} (404), which {} records. The batch may belong to another endpoint or account (check api.base_url and the key), or the provider deleted it. If it is gone for good, move the journal aside — {} — and re-run: the run looks for the job's batches on the server by their fingerprint and submits only what has no result yet",
-            self.job,
-            self.runner.config.api.base_url,
-            untrusted::printable(id),
-            self.journal_path().display(),
-            self.move_journal_aside("unknown-batch")
-        ))
+        BatchError::UnknownBatch(Box::new(UnknownBatch {
+            job: self.job.clone(),
+            base_url: self.runner.config.api.base_url.clone(),
+            batch: untrusted::printable(id),
+            journal: self.journal_path(),
+            recovery: self.move_journal_aside("unknown-batch"),
+        }))
     }
 
     /// Counts a poll that showed a status the API does not document: warns at the first, and
@@ -668,9 +662,11 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
             ));
         }
         if *polls >= UNKNOWN_STATUS_POLLS {
-            return Err(BatchError::Runtime(format!(
-                "batch {id} still has the unknown status `{status}` after {polls} polls. Check it in the provider's console; run `saseval-gen cancel` to cancel it, then re-run: what it completed is kept and only the rest is resubmitted"
-            )));
+            return Err(BatchError::UnknownStatus {
+                batch: id.to_string(),
+                status: status.to_string(),
+                polls: *polls,
+            });
         }
         Ok(())
     }
@@ -707,12 +703,12 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
             .expires_at
             .filter(|t| !batch.is_terminal() && now > t + STUCK_GRACE_SECS)
         {
-            return Err(BatchError::Runtime(format!(
-                "batch {} is still `{}` {} minutes after its completion window ended (expires_at {expires_at}) and the provider has not expired it. Run `saseval-gen cancel` to cancel it, then re-run: what it completed is kept and only the rest is resubmitted",
-                untrusted::printable(&batch.id),
-                untrusted::printable(&batch.status),
-                (now - expires_at) / 60
-            )));
+            return Err(BatchError::Stuck {
+                batch: untrusted::printable(&batch.id),
+                status: untrusted::printable(&batch.status),
+                minutes: (now - expires_at) / 60,
+                expires_at,
+            });
         }
         Ok(())
     }
@@ -734,9 +730,10 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
             && sub.error_file_id.is_none()
             && completed > 0
         {
-            return Err(BatchError::Runtime(format!(
-                "batch {batch_id} is completed with {completed} completed requests but the server gave no output file. Nothing is resubmitted (they may be billed); re-run later to check again, or ask the provider"
-            )));
+            return Err(BatchError::NoOutputFile {
+                batch: batch_id.to_string(),
+                completed,
+            });
         }
         let keys = self.keys(&sub)?;
         let served = sub.counts.as_ref().map_or(0, |c| c.completed + c.failed);

@@ -6,11 +6,11 @@
 use super::{
     Ctx, AUTHORED, AUTHOR_SUMMARY, REJECTS, REPAIRED, REPAIR_REPORT, REPAIR_SUMMARY, USAGE,
 };
-use crate::app::UsageError;
 use crate::batch::Usage;
 use crate::cli::AssembleArgs;
 use crate::config::Config;
 use crate::dedup::{self, Against, DedupConfig, DupKind, Method};
+use crate::error::{Error, Result};
 use crate::record::{excerpt, Candidate, Category, Reject};
 use crate::release::{
     self, DedupNumbers, FlagOutcome, FlaggedItem, ReleaseInfo, Shortfall, VerifierNumbers,
@@ -29,9 +29,13 @@ struct Reference {
 }
 
 /// Reads the prompts of an earlier release JSONL (`--exclude`).
-fn read_reference(path: &Path) -> Result<Vec<Reference>, UsageError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| UsageError(format!("--exclude {}: {e}", path.display())))?;
+fn read_reference(path: &Path) -> Result<Vec<Reference>> {
+    let exclude = |line: Option<usize>, reason: String| Error::Exclude {
+        path: path.to_path_buf(),
+        line,
+        reason,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| exclude(None, e.to_string()))?;
     let mut refs = Vec::new();
     for (n, line) in text
         .lines()
@@ -39,21 +43,19 @@ fn read_reference(path: &Path) -> Result<Vec<Reference>, UsageError> {
         .filter(|(_, l)| !l.trim().is_empty())
     {
         let v: serde_json::Value = serde_json::from_str(line).map_err(|e| {
-            UsageError(format!(
-                "--exclude {} line {}: not JSON ({e}); expected a release JSONL",
-                path.display(),
-                n + 1
-            ))
+            exclude(
+                Some(n + 1),
+                format!("not JSON ({e}); expected a release JSONL"),
+            )
         })?;
         let prompt = v
             .get("prompt")
             .and_then(serde_json::Value::as_str)
             .ok_or_else(|| {
-                UsageError(format!(
-                    "--exclude {} line {}: no \"prompt\" string; expected a release JSONL",
-                    path.display(),
-                    n + 1
-                ))
+                exclude(
+                    Some(n + 1),
+                    "no \"prompt\" string; expected a release JSONL".into(),
+                )
             })?;
         let id = v
             .get("id")
@@ -309,18 +311,21 @@ fn flagged_items(
     items
 }
 
-fn read_json_or_default<T: serde::de::DeserializeOwned + Default>(
-    path: &Path,
-) -> Result<T, anyhow::Error> {
+fn read_json_or_default<T: serde::de::DeserializeOwned + Default>(path: &Path) -> Result<T> {
     match std::fs::read(path) {
-        Ok(bytes) => serde_json::from_slice(&bytes)
-            .map_err(|e| anyhow::anyhow!("{} is not valid: {e}", path.display())),
+        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|source| Error::InvalidSideFile {
+            path: path.to_path_buf(),
+            source,
+        }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(T::default()),
-        Err(e) => Err(anyhow::anyhow!("cannot read {}: {e}", path.display())),
+        Err(source) => Err(Error::Read {
+            path: path.to_path_buf(),
+            source,
+        }),
     }
 }
 
-pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<(), anyhow::Error> {
+pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<()> {
     let config = ctx.config;
     let keep_flagged = args.keep_flagged || config.assemble.keep_flagged;
     let repaired_path = ctx.out(REPAIRED);
@@ -330,11 +335,10 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<(), anyhow::Error> 
         } else {
             "run `saseval-gen author` and `saseval-gen repair` first (or `saseval-gen run`)"
         };
-        return Err(UsageError(format!(
-            "{} does not exist: {hint}",
-            repaired_path.display()
-        ))
-        .into());
+        return Err(Error::MissingInput {
+            path: repaired_path,
+            next: hint,
+        });
     }
     let items: Vec<Candidate> = crate::jsonl::read(&repaired_path)?;
     let mut references = Vec::new();
@@ -404,13 +408,10 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<(), anyhow::Error> 
     all_rejects.extend(filtered.rejects);
     crate::jsonl::write(&rejects_path, &all_rejects)?;
     if !shortfall.is_empty() && !config.assemble.allow_short {
-        let lines: Vec<String> = shortfall.iter().map(describe_shortfall).collect();
-        anyhow::bail!(
-            "cannot fill the release: {} categor{} short of {per_category} items:\n  {}\nNo release was written. Author more items (raise author.oversample or author.max_rounds and re-run `saseval-gen author`), or set assemble.allow_short = true to publish the counts you have (stated in the manifest and card).",
-            shortfall.len(),
-            if shortfall.len() == 1 { "y is" } else { "ies are" },
-            lines.join("\n  ")
-        );
+        return Err(Error::ShortRelease {
+            per_category,
+            short: shortfall.iter().map(describe_shortfall).collect(),
+        });
     }
     let repair: Summary = read_json_or_default(&ctx.out(REPAIR_SUMMARY))?;
     let usage: BTreeMap<String, Usage> = read_json_or_default(&ctx.out(USAGE))?;
@@ -500,9 +501,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<(), anyhow::Error> 
 }
 
 /// The lines of a side file, or none when it does not exist.
-fn read_jsonl_or_empty<T: serde::de::DeserializeOwned>(
-    path: &Path,
-) -> Result<Vec<T>, anyhow::Error> {
+fn read_jsonl_or_empty<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
     if path.exists() {
         Ok(crate::jsonl::read(path)?)
     } else {

@@ -7,6 +7,7 @@ use crate::batch::{
     check_planned, estimate_weighted, BatchError, CostGuard, Outcome, Request, Usage,
 };
 use crate::config::{Config, Provider, ResponseFormat};
+use crate::error::Result;
 use crate::jsonl;
 use crate::parallel;
 use crate::record::{excerpt, Candidate, Category, Reject};
@@ -230,7 +231,7 @@ pub fn derive(
     outcome: impl Fn(&Request) -> Result<Option<Outcome>, BatchError> + Sync,
     candidates: &mut jsonl::Writer,
     rejects: &mut jsonl::Writer,
-) -> Result<Derived, anyhow::Error> {
+) -> Result<Derived> {
     let rules = rules(config);
     let mut deriver = Deriver {
         rules: &rules,
@@ -392,7 +393,7 @@ fn plain_twin(category: Category) -> Option<Category> {
 }
 
 impl Deriver<'_> {
-    fn apply(&mut self, r: &AuthorRequest, parsed: Parsed) -> Result<(), anyhow::Error> {
+    fn apply(&mut self, r: &AuthorRequest, parsed: Parsed) -> Result<()> {
         self.derived.usage.add(parsed.usage);
         for item in parsed.items {
             match item {
@@ -435,7 +436,7 @@ impl Deriver<'_> {
         validate::check_bloated(validate::word_count(prompt), median, self.rules)
     }
 
-    fn candidate(&mut self, c: Candidate) -> Result<(), anyhow::Error> {
+    fn candidate(&mut self, c: Candidate) -> Result<()> {
         if Category::ALL
             .iter()
             .any(|b| plain_twin(*b) == Some(c.category))
@@ -451,7 +452,7 @@ impl Deriver<'_> {
         Ok(())
     }
 
-    fn reject(&mut self, r: &Reject) -> Result<(), anyhow::Error> {
+    fn reject(&mut self, r: &Reject) -> Result<()> {
         *self
             .derived
             .reject_reasons
@@ -488,7 +489,7 @@ fn median(values: &[usize]) -> Option<f64> {
 
 /// Runs the stage: round 0, then top-ups until every category reaches its target or
 /// `author.max_rounds` is spent. Writes authored.jsonl and rejects.jsonl after every round.
-pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates) -> Result<StageEnd, anyhow::Error> {
+pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates) -> Result<StageEnd> {
     let config = ctx.config;
     let guard = CostGuard {
         max_cost_usd: config.author.max_cost_usd,
@@ -540,7 +541,7 @@ pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates) -> Result<StageEnd, a
 }
 
 /// Derives authored.jsonl and rejects.jsonl afresh from every request's cached outcome.
-fn write_outputs(ctx: &Ctx<'_>, requests: &[AuthorRequest]) -> Result<Derived, anyhow::Error> {
+fn write_outputs(ctx: &Ctx<'_>, requests: &[AuthorRequest]) -> Result<Derived> {
     let mut candidates = jsonl::Writer::create(&ctx.out(AUTHORED))?;
     let mut rejects = jsonl::Writer::create(&ctx.out(REJECTS))?;
     let runner = &ctx.runner;
@@ -555,10 +556,7 @@ fn write_outputs(ctx: &Ctx<'_>, requests: &[AuthorRequest]) -> Result<Derived, a
     rejects.commit()?;
     super::write_usage(ctx, "author", derived.usage)?;
     let summary = serde_json::json!({"rounds": derived.yields});
-    crate::fsio::write_atomic(
-        &ctx.out(AUTHOR_SUMMARY),
-        &serde_json::to_vec_pretty(&summary)?,
-    )?;
+    super::write_json(&ctx.out(AUTHOR_SUMMARY), AUTHOR_SUMMARY, &summary)?;
     Ok(derived)
 }
 

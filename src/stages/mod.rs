@@ -7,6 +7,7 @@ pub mod repair;
 
 use crate::batch::Runner;
 use crate::config::Config;
+use crate::error::{Error, Result};
 use crate::ui::Printer;
 use std::path::{Path, PathBuf};
 
@@ -44,11 +45,7 @@ impl Ctx<'_> {
 }
 
 /// Records the requests and tokens a stage's outcomes represent in `usage.json` (by stage).
-pub fn write_usage(
-    ctx: &Ctx<'_>,
-    stage: &str,
-    usage: crate::batch::Usage,
-) -> Result<(), anyhow::Error> {
+pub fn write_usage(ctx: &Ctx<'_>, stage: &str, usage: crate::batch::Usage) -> Result<()> {
     let path = ctx.out(USAGE);
     let mut all: std::collections::BTreeMap<String, crate::batch::Usage> =
         match std::fs::read(&path) {
@@ -56,6 +53,15 @@ pub fn write_usage(
             Err(_) => Default::default(),
         };
     all.insert(stage.to_string(), usage);
-    crate::fsio::write_atomic(&path, &serde_json::to_vec_pretty(&all)?)?;
-    Ok(())
+    write_json(&path, "usage.json", &all)
+}
+
+/// Writes `value` as pretty JSON to `path`, atomically.
+pub fn write_json(path: &Path, what: &'static str, value: &impl serde::Serialize) -> Result<()> {
+    let bytes =
+        serde_json::to_vec_pretty(value).map_err(|source| Error::Serialise { what, source })?;
+    crate::fsio::write_atomic(path, &bytes).map_err(|source| Error::Write {
+        path: path.to_path_buf(),
+        source,
+    })
 }

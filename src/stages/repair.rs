@@ -5,6 +5,7 @@
 use super::{Ctx, StageEnd, AUTHORED, REPAIRED, REPAIR_REPORT, REPAIR_SUMMARY};
 use crate::batch::{CostGuard, Outcome, Request, Usage};
 use crate::config::Config;
+use crate::error::{Error, Result};
 use crate::expr;
 use crate::numeric::{self, Quantity};
 use crate::record::{Candidate, Category};
@@ -354,15 +355,14 @@ pub fn apply(
     (report, summary)
 }
 
-pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates) -> Result<StageEnd, anyhow::Error> {
+pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates) -> Result<StageEnd> {
     let config = ctx.config;
     let authored_path = ctx.out(AUTHORED);
     if !authored_path.exists() {
-        return Err(crate::app::UsageError(format!(
-            "{} does not exist: run `saseval-gen author` first",
-            authored_path.display()
-        ))
-        .into());
+        return Err(Error::MissingInput {
+            path: authored_path,
+            next: "run `saseval-gen author` first",
+        });
     }
     let mut items: Vec<Candidate> = crate::jsonl::read(&authored_path)?;
     for model in &config.repair.models {
@@ -396,10 +396,7 @@ pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates) -> Result<StageEnd, a
     let (report, summary) = apply(config, &mut items, &outcomes);
     crate::jsonl::write(&ctx.out(REPAIRED), &items)?;
     crate::jsonl::write(&ctx.out(REPAIR_REPORT), &report)?;
-    crate::fsio::write_atomic(
-        &ctx.out(REPAIR_SUMMARY),
-        &serde_json::to_vec_pretty(&summary)?,
-    )?;
+    super::write_json(&ctx.out(REPAIR_SUMMARY), REPAIR_SUMMARY, &summary)?;
     super::write_usage(ctx, "repair", summary.usage)?;
     ctx.printer.out(render_summary(&summary));
     Ok(StageEnd::Done)

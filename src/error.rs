@@ -1,0 +1,149 @@
+//! The one error type every command returns, defined below the stages. Each variant carries the
+//! data its message needs, and [`Error::code`] is the Contract's exit code in one exhaustive
+//! match, so a new failure has to be given its code: it cannot fall through to a default.
+
+use std::path::PathBuf;
+
+use crate::batch::cache::CacheError;
+use crate::batch::client::ClientError;
+use crate::batch::journal::JournalError;
+use crate::batch::BatchError;
+use crate::config::ConfigError;
+use crate::dedup::DedupError;
+use crate::jsonl::JsonlError;
+use crate::lock::LockError;
+use crate::release::ReleaseError;
+use crate::templates::TemplateError;
+use crate::verify::VerifyError;
+
+/// Exit code of a runtime failure.
+pub const RUNTIME: u8 = 1;
+/// Exit code of a usage or configuration error.
+pub const USAGE: u8 = 2;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Template(#[from] TemplateError),
+    /// Boxed: the runner's errors carry the most data, and every `Result` would pay its size.
+    #[error(transparent)]
+    Batch(Box<BatchError>),
+    #[error(transparent)]
+    Release(#[from] ReleaseError),
+    #[error(transparent)]
+    Verify(#[from] VerifyError),
+    #[error(transparent)]
+    Jsonl(#[from] JsonlError),
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    #[error(transparent)]
+    Dedup(#[from] DedupError),
+    #[error(
+        "the out dir {} exists and is not a folder: pass another --out or move the file",
+        .0.display()
+    )]
+    OutDirIsFile(PathBuf),
+    #[error("cannot create the out dir {}: {source}; pass a writable --out", path.display())]
+    OutDirCreate {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "the out dir {} is not writable ({source}): pass a writable --out or fix its permissions",
+        path.display()
+    )]
+    OutDirNotWritable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// A stage's input does not exist yet; `next` is what to run first.
+    #[error("{} does not exist: {next}", path.display())]
+    MissingInput { path: PathBuf, next: &'static str },
+    /// An `--exclude` release that cannot be read as a release JSONL.
+    #[error("--exclude {}{}: {reason}", path.display(), line.map(|n| format!(" line {n}")).unwrap_or_default())]
+    Exclude {
+        path: PathBuf,
+        line: Option<usize>,
+        reason: String,
+    },
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{} is not valid: {source}", path.display())]
+    InvalidSideFile {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error("cannot serialise {what}: {source}")]
+    Serialise {
+        what: &'static str,
+        source: serde_json::Error,
+    },
+    /// Categories the release cannot fill, one line each, and `allow_short` is off.
+    #[error(
+        "cannot fill the release: {} categor{} short of {per_category} items:\n  {}\nNo release was written. Author more items (raise author.oversample or author.max_rounds and re-run `saseval-gen author`), or set assemble.allow_short = true to publish the counts you have (stated in the manifest and card).",
+        short.len(),
+        if short.len() == 1 { "y is" } else { "ies are" },
+        short.join("\n  ")
+    )]
+    ShortRelease {
+        per_category: usize,
+        short: Vec<String>,
+    },
+}
+
+impl From<BatchError> for Error {
+    fn from(error: BatchError) -> Error {
+        Error::Batch(Box::new(error))
+    }
+}
+
+/// The runner's parts report through `BatchError`, which knows their exit codes.
+macro_rules! through_batch_error {
+    ($($part:ty),*) => {$(
+        impl From<$part> for Error {
+            fn from(error: $part) -> Error {
+                Error::from(BatchError::from(error))
+            }
+        }
+    )*};
+}
+
+through_batch_error!(ClientError, CacheError, JournalError);
+
+impl Error {
+    /// The Contract's exit code: 2 for usage and configuration problems, else 1.
+    pub fn code(&self) -> u8 {
+        match self {
+            Error::Config(_)
+            | Error::Template(_)
+            | Error::OutDirIsFile(_)
+            | Error::OutDirCreate { .. }
+            | Error::OutDirNotWritable { .. }
+            | Error::MissingInput { .. }
+            | Error::Exclude { .. } => USAGE,
+            Error::Batch(error) => error.code(),
+            Error::Release(_)
+            | Error::Verify(_)
+            | Error::Jsonl(_)
+            | Error::Lock(_)
+            | Error::Dedup(_)
+            | Error::Read { .. }
+            | Error::Write { .. }
+            | Error::InvalidSideFile { .. }
+            | Error::Serialise { .. }
+            | Error::ShortRelease { .. } => RUNTIME,
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
