@@ -376,7 +376,6 @@ impl Config {
     /// SHA-256 of the settings that decide a release's content: everything but where and how
     /// requests run (`[api]`, `[local]`, `[prices]`, `release.out_dir`).
     pub fn content_fingerprint(&self) -> String {
-        use sha2::{Digest, Sha256};
         let mut table = self.table.clone();
         for operational in ["api", "local", "prices"] {
             table.remove(operational);
@@ -385,7 +384,7 @@ impl Config {
             release.remove("out_dir");
         }
         let text = toml::to_string(&table).unwrap_or_default();
-        crate::batch::hex(&Sha256::digest(text.as_bytes()))
+        crate::digest::sha256_hex(text.as_bytes())
     }
 
     /// The category table of `category` (every category has one once `check` passed).
@@ -468,7 +467,7 @@ impl Config {
             "the name of an environment variable",
         )?;
         if matches!(a.provider, Provider::Groq | Provider::Openai) {
-            crate::batch::client::check_base_url(&a.base_url).map_err(|e| e.to_string())?;
+            crate::endpoint::check_base_url(&a.base_url).map_err(|e| e.to_string())?;
         }
         let l = &self.local;
         whole(l.threads, "local.threads", 1, 1024)?;

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::batch::hex;
+use crate::digest::hex;
 use crate::grade::norm;
 use crate::record::Category;
 use crate::schema::columns::{
@@ -1215,7 +1215,7 @@ mod tests {
             .contains("10485760 bytes, over the 1048576-byte line limit"));
         assert_eq!(
             report.sha256,
-            crate::batch::hex(&Sha256::digest(fs::read(&path).expect("read")))
+            crate::digest::sha256_hex(&fs::read(&path).expect("read"))
         );
     }
 

@@ -3,11 +3,11 @@
 //! checksum, appends are fsynced, damage is reported instead of silently skipped, and no line is
 //! written that would not read back.
 
-use super::{hex, Outcome};
+use super::Outcome;
+use crate::digest::sha256_hex;
 use crate::fsio;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
-use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
@@ -85,7 +85,7 @@ impl CacheLine {
                 format!("it would not read back: {e}"),
             ));
         }
-        let sum = hex(&Sha256::digest(entry_json.as_bytes()));
+        let sum = sha256_hex(entry_json.as_bytes());
         let mut bytes = Vec::with_capacity(entry_json.len() + 90);
         writeln!(bytes, "{{\"sum\":\"{sum}\",\"entry\":{entry_json}}}")?;
         Ok(CacheLine {
@@ -305,7 +305,7 @@ fn checked_entry<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, Stri
     let text = std::str::from_utf8(bytes).map_err(|_| "not UTF-8".to_string())?;
     let line: Line =
         serde_json::from_str(text.trim_end()).map_err(|e| format!("not a cache record: {e}"))?;
-    let sum = hex(&Sha256::digest(line.entry.get().as_bytes()));
+    let sum = sha256_hex(line.entry.get().as_bytes());
     if sum != line.sum {
         return Err("checksum mismatch".into());
     }

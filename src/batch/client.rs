@@ -7,6 +7,7 @@
 
 use super::untrusted::{self, Redactor};
 use crate::config::Api;
+use crate::endpoint::EndpointError;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -35,12 +36,8 @@ pub enum ClientError {
     MissingKey(String),
     #[error("environment variable {var} holds {chars} characters, too short for an API key: set it to your API key (export {var}=...), or change api.api_key_env")]
     ShortKey { var: String, chars: usize },
-    #[error("api.base_url {0} is not allowed: API keys are only sent over https:// (plain http:// only to a loopback address such as 127.0.0.1)")]
-    InsecureUrl(String),
-    #[error("api.base_url {0} is not a valid URL")]
-    BadUrl(String),
-    #[error("api.base_url {0} carries a user name or password (user:pass@…): remove them from the URL. The key is sent only from the environment variable named by api.api_key_env, and credentials in the URL would be sent too")]
-    CredentialsInUrl(String),
+    #[error(transparent)]
+    Endpoint(#[from] EndpointError),
     #[error("{what}: the endpoint redirected (HTTP {status}) to {location}. saseval-gen does not follow redirects, so that the key never goes to another address: set api.base_url to the address that answers")]
     Redirected {
         what: String,
@@ -81,9 +78,7 @@ impl ClientError {
             self,
             ClientError::MissingKey(_)
                 | ClientError::ShortKey { .. }
-                | ClientError::InsecureUrl(_)
-                | ClientError::BadUrl(_)
-                | ClientError::CredentialsInUrl(_)
+                | ClientError::Endpoint(_)
                 | ClientError::Redirected { .. }
         ) || matches!(
             self,
@@ -138,49 +133,6 @@ impl ApiKey {
             }
             _ => Err(ClientError::MissingKey(var.to_string())),
         }
-    }
-}
-
-/// Refuses to send a key over plain HTTP unless the host is loopback, and refuses credentials
-/// in the URL (they would be sent beside the key, and printed in errors).
-pub fn check_base_url(url: &str) -> Result<reqwest::Url, ClientError> {
-    let shown = without_userinfo(url);
-    let parsed = reqwest::Url::parse(url).map_err(|_| ClientError::BadUrl(shown.clone()))?;
-    if !parsed.username().is_empty() || parsed.password().is_some() {
-        return Err(ClientError::CredentialsInUrl(shown));
-    }
-    match parsed.scheme() {
-        "https" => Ok(parsed),
-        "http" => {
-            let host = parsed
-                .host_str()
-                .unwrap_or("")
-                .trim_start_matches('[')
-                .trim_end_matches(']');
-            let loopback = host.eq_ignore_ascii_case("localhost")
-                || host
-                    .parse::<std::net::IpAddr>()
-                    .is_ok_and(|ip| ip.is_loopback());
-            if loopback {
-                Ok(parsed)
-            } else {
-                Err(ClientError::InsecureUrl(shown))
-            }
-        }
-        _ => Err(ClientError::BadUrl(shown)),
-    }
-}
-
-/// `url` with anything between `scheme://` and an `@` of its authority shown as `…`, so that an
-/// error never prints a password, whether or not the URL parses.
-fn without_userinfo(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    match rest[..authority_end].rfind('@') {
-        Some(at) => format!("{scheme}://…@{}", &rest[at + 1..]),
-        None => url.to_string(),
     }
 }
 
@@ -316,7 +268,7 @@ enum Attempt<T> {
 
 impl Client {
     pub fn new(api: &Api) -> Result<Client, ClientError> {
-        check_base_url(&api.base_url)?;
+        crate::endpoint::check_base_url(&api.base_url)?;
         let key = ApiKey::from_env(&api.api_key_env)?;
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs_f64(api.request_timeout_secs))
@@ -471,7 +423,9 @@ impl Client {
             return Attempt::Fail(ClientError::Redirected {
                 what: what.to_string(),
                 status: status.as_u16(),
-                location: untrusted::printable(&without_userinfo(&self.redactor.text(&location))),
+                location: untrusted::printable(&crate::endpoint::without_userinfo(
+                    &self.redactor.text(&location),
+                )),
             });
         }
         let body = match read_at_most(response, MAX_ERROR_BODY_BYTES).await {

@@ -211,7 +211,7 @@ impl Journal {
         state: SubState,
     ) -> std::io::Result<&Submission> {
         let seq = self.next_seq();
-        let fingerprint = super::remote::fingerprint(&self.job, seq, model, text);
+        let fingerprint = fingerprint(&self.job, seq, model, text);
         let input = format!("requests/{}-{seq:03}-{fingerprint}.jsonl", self.job);
         fsio::write_atomic(&state_root.join(&input), text.as_bytes())?;
         let sub = Submission::new(
@@ -234,4 +234,19 @@ impl Journal {
             .max()
             .unwrap_or(0)
     }
+}
+
+/// The fingerprint of one submission: what its upload name and batch metadata carry, so that a
+/// run that lost its journal finds them on the server.
+pub fn fingerprint(job: &str, seq: usize, model: &str, text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(job.as_bytes());
+    h.update(b"\n");
+    h.update(seq.to_string().as_bytes());
+    h.update(b"\n");
+    h.update(model.as_bytes());
+    h.update(b"\n");
+    h.update(text.as_bytes());
+    crate::digest::hex(&h.finalize())[..24].to_string()
 }

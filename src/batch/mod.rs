@@ -17,10 +17,10 @@ pub mod untrusted;
 
 use crate::config::{Config, Provider};
 use crate::ui::Printer;
+pub use crate::usage::Usage;
 use cache::Cache;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 /// One chat-completion request: a stable custom_id and the OpenAI request body, with the
@@ -34,7 +34,7 @@ pub struct Request {
 
 impl Request {
     pub fn new(custom_id: String, body: Value) -> Request {
-        let body_sha256 = hex(&Sha256::digest(body.to_string().as_bytes()));
+        let body_sha256 = crate::digest::sha256_hex(body.to_string().as_bytes());
         Request {
             custom_id,
             body,
@@ -378,35 +378,6 @@ impl StateDir {
     }
 }
 
-/// Token use and request counts a job spent (read back from cached responses).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Usage {
-    pub requests: u64,
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-}
-
-impl Usage {
-    pub fn add_response(&mut self, body: &Value) {
-        self.requests += 1;
-        let usage = body.get("usage");
-        let field = |k: &str| {
-            usage
-                .and_then(|u| u.get(k))
-                .and_then(Value::as_u64)
-                .unwrap_or(0)
-        };
-        self.prompt_tokens += field("prompt_tokens");
-        self.completion_tokens += field("completion_tokens");
-    }
-
-    pub fn add(&mut self, other: Usage) {
-        self.requests += other.requests;
-        self.prompt_tokens += other.prompt_tokens;
-        self.completion_tokens += other.completion_tokens;
-    }
-}
-
 /// Runs jobs for one out dir. Holds the response cache open for the whole command.
 pub struct Runner<'a> {
     pub config: &'a Config,
@@ -597,14 +568,4 @@ pub fn estimate_weighted<'r>(
         }
     }
     estimate
-}
-
-pub fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
 }

@@ -10,12 +10,11 @@ use super::ingest::{self, NamedBadLines};
 use super::journal::{Counts, Journal, SubState, Submission};
 use super::untrusted::{self, local_file_name};
 use super::{
-    check_guard, hex, request_file, BatchError, CostGuard, LostRequestFile, Request, Runner,
+    check_guard, request_file, BatchError, CostGuard, LostRequestFile, Request, Runner,
     UnknownBatch,
 };
 use crate::fsio::shell_word;
 use serde_json::json;
-use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -848,16 +847,4 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
         }
         Ok(ingested)
     }
-}
-
-pub(super) fn fingerprint(job: &str, seq: usize, model: &str, text: &str) -> String {
-    let mut h = Sha256::new();
-    h.update(job.as_bytes());
-    h.update(b"\n");
-    h.update(seq.to_string().as_bytes());
-    h.update(b"\n");
-    h.update(model.as_bytes());
-    h.update(b"\n");
-    h.update(text.as_bytes());
-    hex(&h.finalize())[..24].to_string()
 }

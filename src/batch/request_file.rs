@@ -2,11 +2,11 @@
 //! the OpenAI and Groq Batch APIs and vLLM's `run-batch` all read, and its reverse: which requests
 //! (custom_id and body hash) a stored request file holds.
 
-use super::{hex, Request};
+use super::Request;
+use crate::digest::sha256_hex;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -74,7 +74,7 @@ pub fn read_keys(path: &Path) -> std::io::Result<BTreeMap<String, String>> {
                 format!("{}: line {} is not a request line", path.display(), n + 1),
             )
         })?;
-        let hash = hex(&Sha256::digest(parsed.body.get().as_bytes()));
+        let hash = sha256_hex(parsed.body.get().as_bytes());
         keys.insert(parsed.custom_id, hash);
     }
     Ok(keys)

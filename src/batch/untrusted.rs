@@ -3,7 +3,6 @@
 //! [`url_segment`] and [`local_file_name`], and server bytes reach the terminal, a log or a file
 //! only after [`Redactor`] has removed the key.
 
-use sha2::{Digest, Sha256};
 use std::borrow::Cow;
 
 /// What replaces the key wherever a server echoes it.
@@ -41,7 +40,7 @@ pub fn local_file_name(id: &str) -> String {
     } else {
         format!(
             "id-{}.jsonl",
-            &super::hex(&Sha256::digest(id.as_bytes()))[..32]
+            &crate::digest::sha256_hex(id.as_bytes())[..32]
         )
     }
 }

@@ -15,14 +15,12 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
-
 pub use info::{
     AuditNumbers, DedupNumbers, FlagCounts, FlagOutcome, FlaggedItem, PassCount, ReleaseInfo,
     RepairCounts, RepairNumbers, Shortfall, VerifierNumbers,
 };
 
-use crate::batch::hex;
+use crate::digest::sha256_hex;
 use crate::fsio::write_atomic;
 use crate::record::Category;
 use crate::schema::ReleaseRecord;
@@ -184,10 +182,6 @@ fn check_info(info: &ReleaseInfo) -> Result<(), ReleaseError> {
         }
     }
     Ok(())
-}
-
-pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
 }
 
 #[cfg(test)]

@@ -1,0 +1,34 @@
+//! The requests and tokens a stage's outcomes represent, counted from the response bodies: what
+//! `usage.json`, the manifest and the card report a release cost.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Token use and request counts a job spent (read back from cached responses).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    pub requests: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+impl Usage {
+    pub fn add_response(&mut self, body: &Value) {
+        self.requests += 1;
+        let usage = body.get("usage");
+        let field = |k: &str| {
+            usage
+                .and_then(|u| u.get(k))
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+        };
+        self.prompt_tokens += field("prompt_tokens");
+        self.completion_tokens += field("completion_tokens");
+    }
+
+    pub fn add(&mut self, other: Usage) {
+        self.requests += other.requests;
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+    }
+}
