@@ -1,7 +1,8 @@
 //! Command dispatch: loads the config, takes the out-dir lock and runs the requested stage(s).
 //! Every failure comes back as `crate::Error`, whose `code()` is the Contract's exit code.
 
-use crate::batch::{journal::Journal, journal::SubState, RunOptions, Runner, StateDir};
+use crate::batch::journal::{Journal, Stage};
+use crate::batch::{RunOptions, Runner, StateDir};
 use crate::cli::{AssembleArgs, BatchArgs, Cli, Command};
 use crate::config::{Config, Provider};
 use crate::error::{Error, Result};
@@ -153,27 +154,26 @@ fn status(config: &Config, out_dir: &Path, printer: &Printer) -> Result<ExitCode
         lines.push(format!("job {}:", journal.job));
         for sub in &journal.submissions {
             let counts = sub
-                .counts
-                .as_ref()
+                .counts()
                 .map(|c| format!("{}/{} done, {} failed", c.completed, c.total, c.failed))
                 .unwrap_or_else(|| format!("{} requests", sub.requests));
-            let next = match sub.state {
-                SubState::Planned => "next: upload (after checking the server for this file)",
-                SubState::Uploaded => {
+            let next = match sub.stage {
+                Stage::Planned => "next: upload (after checking the server for this file)",
+                Stage::Uploaded { .. } => {
                     "next: create the batch (after looking for one with this fingerprint)"
                 }
-                SubState::Created => "next: poll until it finishes, then collect",
-                SubState::Finished => "next: download and collect its results",
-                SubState::Collected => "done",
-                SubState::Abandoned => "dropped before submission",
-                SubState::Exported => "next: waiting for --import of its results",
+                Stage::Created(_) => "next: poll until it finishes, then collect",
+                Stage::Finished(_) => "next: download and collect its results",
+                Stage::Collected(_) | Stage::Imported => "done",
+                Stage::Abandoned { .. } => "dropped before submission",
+                Stage::Exported => "next: waiting for --import of its results",
             };
             lines.push(format!(
                 "  #{:<3} {:<10} batch {:<28} {:<11} {:<28} model {} — {next}",
                 sub.seq,
-                format!("{:?}", sub.state).to_lowercase(),
-                sub.batch_id.as_deref().unwrap_or("-"),
-                sub.status.as_deref().unwrap_or("-"),
+                sub.stage.name(),
+                sub.batch_id().unwrap_or("-"),
+                sub.status().map_or("-", |s| s.as_str()),
                 counts,
                 sub.model
             ));
@@ -201,8 +201,10 @@ async fn cancel(config: &Config, out_dir: &Path, printer: &Printer) -> Result<Ex
         .flat_map(|j| {
             j.submissions
                 .iter()
-                .filter(|s| s.state == SubState::Created)
-                .filter_map(|s| s.batch_id.clone().map(|b| (j.job.clone(), b)))
+                .filter_map(|s| match &s.stage {
+                    Stage::Created(running) => Some((j.job.clone(), running.batch_id.clone())),
+                    _ => None,
+                })
                 .collect::<Vec<_>>()
         })
         .collect();

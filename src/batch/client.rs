@@ -5,6 +5,7 @@
 //! percent-encoded; redirects are refused; and a request that creates something (an upload, a
 //! batch) is not retried blindly when its reply is lost: the caller looks for it first.
 
+use super::status::BatchStatus;
 use super::untrusted::{self, Redactor};
 use crate::config::Api;
 use crate::endpoint::EndpointError;
@@ -158,7 +159,7 @@ pub struct RequestCounts {
 #[derive(Debug, Clone, Deserialize)]
 pub struct BatchObject {
     pub id: String,
-    pub status: String,
+    pub status: BatchStatus,
     #[serde(default)]
     pub input_file_id: Option<String>,
     #[serde(default)]
@@ -176,13 +177,6 @@ pub struct BatchObject {
 }
 
 impl BatchObject {
-    pub fn is_terminal(&self) -> bool {
-        matches!(
-            self.status.as_str(),
-            "completed" | "failed" | "expired" | "cancelled"
-        )
-    }
-
     /// The server's `errors`, accepted both as `{object, data:[…]}` (SDK types) and as a bare array (Groq's doc).
     pub fn error_messages(&self) -> Vec<String> {
         let list = match &self.errors {

@@ -3,7 +3,7 @@
 //! given with `--import`, matching lines by custom_id to what was exported.
 
 use super::ingest::{ingest_file, NamedBadLines};
-use super::journal::{Journal, SubState, Submission};
+use super::journal::{Journal, Stage, Submission};
 use super::{request_file, BatchError, Request, Runner};
 use std::collections::BTreeMap;
 
@@ -24,7 +24,7 @@ impl<'r, 'a> FileJob<'r, 'a> {
         let mut journal = Journal::load(&self.runner.state.journal_dir(), &self.job)?;
         let mut exported: BTreeMap<String, String> = BTreeMap::new();
         for i in 0..journal.submissions.len() {
-            if journal.submissions[i].state != SubState::Exported {
+            if journal.submissions[i].stage != Stage::Exported {
                 continue;
             }
             let keys = self.keys(&journal.submissions[i])?;
@@ -32,7 +32,7 @@ impl<'r, 'a> FileJob<'r, 'a> {
                 self.import(&path, &keys)?;
             }
             if keys.iter().all(|(id, h)| self.runner.cache.contains(id, h)) {
-                journal.submissions[i].state = SubState::Collected;
+                journal.submissions[i].stage = Stage::Imported;
                 journal.save("collected")?;
             } else {
                 exported.extend(keys);
@@ -53,7 +53,7 @@ impl<'r, 'a> FileJob<'r, 'a> {
         let waiting: Vec<_> = journal
             .submissions
             .iter()
-            .filter(|s| s.state == SubState::Exported)
+            .filter(|s| s.stage == Stage::Exported)
             .collect();
         if !waiting.is_empty() {
             let dir = self.runner.state.export_dir();
@@ -144,7 +144,7 @@ impl<'r, 'a> FileJob<'r, 'a> {
                     model,
                     reqs.len(),
                     &text,
-                    SubState::Exported,
+                    Stage::Exported,
                 )
                 .map_err(io)?;
             let name = sub.input.trim_start_matches("requests/").to_string();

@@ -13,6 +13,7 @@ pub mod local;
 mod local_job;
 pub mod remote;
 pub mod request_file;
+pub mod status;
 pub mod untrusted;
 
 use crate::config::{Config, Provider};

@@ -7,7 +7,8 @@
 
 use super::client::{BatchObject, Client, ClientError, Downloaded};
 use super::ingest::{self, NamedBadLines};
-use super::journal::{Counts, Journal, SubState, Submission};
+use super::journal::{Counts, Journal, Running, Stage, Submission};
+use super::status::BatchStatus;
 use super::untrusted::{self, local_file_name};
 use super::{
     check_guard, request_file, BatchError, CostGuard, LostRequestFile, Request, Runner,
@@ -25,16 +26,6 @@ const STUCK_GRACE_SECS: i64 = 3600;
 
 /// The statuses of the Batch API; any other is reported at once and waited on only this many
 /// polls (each up to 10× `api.poll_interval_secs` apart).
-const KNOWN_STATUSES: [&str; 8] = [
-    "validating",
-    "failed",
-    "in_progress",
-    "finalizing",
-    "completed",
-    "expired",
-    "cancelling",
-    "cancelled",
-];
 const UNKNOWN_STATUS_POLLS: u32 = 12;
 
 /// The metadata key that carries a submission's fingerprint on the server.
@@ -159,7 +150,7 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
                 input: sub.input.clone(),
                 seq: sub.seq,
                 job: self.job.clone(),
-                batch: sub.batch_id.clone(),
+                batch: sub.batch_id().map(str::to_owned),
                 source: e,
                 recovery: self.move_journal_aside("aside"),
             }))
@@ -181,18 +172,14 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
             .map(|r| (r.custom_id.as_str(), r.body_hash()))
             .collect();
         let mut added = 0;
-        for sub in journal
-            .submissions
-            .iter()
-            .filter(|s| s.state == SubState::Collected)
-        {
+        for sub in &journal.submissions {
+            let Stage::Collected(ended) = &sub.stage else {
+                continue;
+            };
             let Ok(keys) = request_file::read_keys(&self.input_path(sub)) else {
                 self.runner.printer.warn(format!(
                     "job {}: the request file state/{} of collected submission {} is missing, so the results of batch {} cannot be taken from its downloaded files",
-                    self.job,
-                    sub.input,
-                    sub.seq,
-                    sub.batch_id.as_deref().unwrap_or("-")
+                    self.job, sub.input, sub.seq, ended.batch_id
                 ));
                 continue;
             };
@@ -202,11 +189,8 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
             if !lost {
                 continue;
             }
-            let batch_id = sub.batch_id.clone().unwrap_or_default();
-            for file_id in [&sub.output_file_id, &sub.error_file_id]
-                .into_iter()
-                .flatten()
-            {
+            let batch_id = &ended.batch_id;
+            for file_id in ended.files() {
                 let dest = self.download_path(file_id);
                 if !dest.exists() {
                     match self.download(client, file_id, &dest).await {
@@ -222,7 +206,7 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
                         Err(e) => return Err(e),
                     }
                 }
-                added += self.ingest(&dest, &keys, &batch_id)?.added;
+                added += self.ingest(&dest, &keys, batch_id)?.added;
             }
         }
         if added > 0 {
@@ -245,7 +229,7 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
         let mut covered = BTreeMap::new();
         for i in 0..journal.submissions.len() {
             let sub = journal.submissions[i].clone();
-            if !sub.is_live() || sub.state == SubState::Exported {
+            if !sub.is_live() || sub.stage == Stage::Exported {
                 continue;
             }
             let keys = self.keys(&sub)?;
@@ -253,8 +237,8 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
                 .iter()
                 .all(|(id, h)| want.get(id.as_str()).is_some_and(|(_, wh)| wh == h));
             let mut keep =
-                all_wanted || matches!(sub.state, SubState::Created | SubState::Finished);
-            if !keep && sub.state == SubState::Uploaded {
+                all_wanted || matches!(sub.stage, Stage::Created(_) | Stage::Finished(_));
+            if let (false, Stage::Uploaded { file_id }) = (keep, &sub.stage) {
                 // A crash may have fallen between creating the batch and journaling it.
                 if let Some(batch) = self
                     .server_view(client)
@@ -267,9 +251,12 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
                         "found batch {} of an interrupted run by its fingerprint",
                         batch.id
                     ));
-                    let s = &mut journal.submissions[i];
-                    s.batch_id = Some(batch.id);
-                    s.state = SubState::Created;
+                    journal.submissions[i].stage = Stage::Created(Running {
+                        file_id: file_id.clone(),
+                        batch_id: batch.id,
+                        status: None,
+                        counts: None,
+                    });
                     journal.save("created")?;
                     keep = true;
                 }
@@ -278,7 +265,11 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
                 covered.extend(keys);
             } else {
                 tracing::info!(job = %self.job, seq = sub.seq, "abandoning a submission whose requests changed before any batch was created");
-                journal.submissions[i].state = SubState::Abandoned;
+                let file_id = match &sub.stage {
+                    Stage::Uploaded { file_id } => Some(file_id.clone()),
+                    _ => None,
+                };
+                journal.submissions[i].stage = Stage::Abandoned { file_id };
                 journal.save("abandoned")?;
             }
         }
@@ -293,11 +284,13 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
         if self.runner.options.retry_failed {
             return Ok(());
         }
-        for sub in journal
-            .submissions
-            .iter()
-            .filter(|s| s.state == SubState::Collected && s.status.as_deref() == Some("failed"))
-        {
+        for sub in &journal.submissions {
+            let Stage::Collected(ended) = &sub.stage else {
+                continue;
+            };
+            if ended.status != BatchStatus::Failed {
+                continue;
+            }
             let keys = self.keys(sub)?;
             if uncovered
                 .iter()
@@ -305,8 +298,8 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
             {
                 return Err(BatchError::FailedEarlier {
                     job: self.job.clone(),
-                    batch: sub.batch_id.clone().unwrap_or_else(|| "?".into()),
-                    errors: sub.errors.clone(),
+                    batch: ended.batch_id.clone(),
+                    errors: ended.errors.clone(),
                 });
             }
         }
@@ -328,7 +321,7 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
             for (chunk, text) in chunks {
                 let state_root = &self.runner.state.root;
                 journal
-                    .add_submission(state_root, model, chunk.len(), &text, SubState::Planned)
+                    .add_submission(state_root, model, chunk.len(), &text, Stage::Planned)
                     .map_err(|source| BatchError::RequestFileWrite {
                         dir: state_root.clone(),
                         source,
@@ -347,7 +340,7 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
                 "saseval-{}-{:03}-{}.jsonl",
                 self.job, sub.seq, sub.fingerprint
             );
-            if sub.state == SubState::Planned {
+            if sub.stage == Stage::Planned {
                 let file_id = self
                     .server_view(client)
                     .await?
@@ -368,13 +361,11 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
                         id
                     }
                 };
-                let s = &mut journal.submissions[i];
-                s.file_id = Some(file_id);
-                s.state = SubState::Uploaded;
+                journal.submissions[i].stage = Stage::Uploaded { file_id };
                 journal.save("uploaded")?;
             }
             let sub = journal.submissions[i].clone();
-            if sub.state == SubState::Uploaded {
+            if let Stage::Uploaded { file_id } = &sub.stage {
                 let existing = self
                     .server_view(client)
                     .await?
@@ -383,16 +374,19 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
                     .cloned();
                 let batch = match existing {
                     Some(b) => b,
-                    None => self.create_once(client, &sub).await?,
+                    None => self.create_once(client, &sub, file_id).await?,
                 };
                 crate::hooks::crash_point("created-unjournaled");
                 self.runner.printer.note(format!(
                     "job {}: batch {} holds {} requests for {}",
                     self.job, batch.id, sub.requests, sub.model
                 ));
-                let s = &mut journal.submissions[i];
-                s.batch_id = Some(batch.id);
-                s.state = SubState::Created;
+                journal.submissions[i].stage = Stage::Created(Running {
+                    file_id: file_id.clone(),
+                    batch_id: batch.id,
+                    status: None,
+                    counts: None,
+                });
                 journal.save("created")?;
             }
         }
@@ -449,14 +443,14 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
         &mut self,
         client: &Client,
         sub: &Submission,
+        file_id: &str,
     ) -> Result<BatchObject, BatchError> {
         let metadata = json!({ "saseval_job": self.job, FINGERPRINT_KEY: sub.fingerprint });
-        let file_id = sub.file_id.clone().unwrap_or_default();
         let window = self.runner.config.api.completion_window.clone();
         let mut lost = 0;
         loop {
             let error = match client
-                .create_batch(&file_id, &window, metadata.clone())
+                .create_batch(file_id, &window, metadata.clone())
                 .await
             {
                 Ok(batch) => return Ok(batch),
@@ -534,7 +528,7 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
         let live: Vec<_> = journal
             .submissions
             .iter()
-            .filter(|s| s.state == SubState::Created)
+            .filter(|s| matches!(s.stage, Stage::Created(_)))
             .collect();
         self.runner.printer.note(format!(
             "job {}: {} batch(es) submitted and running ({} requests); not waiting (--no-wait). Re-run the same command later to collect the results; `saseval-gen status` shows progress.",
@@ -555,7 +549,7 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
         let total: u64 = journal
             .submissions
             .iter()
-            .filter(|s| matches!(s.state, SubState::Created | SubState::Finished))
+            .filter(|s| matches!(s.stage, Stage::Created(_) | Stage::Finished(_)))
             .map(|s| s.requests as u64)
             .sum();
         let bar = self.runner.printer.bar(
@@ -570,8 +564,8 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
             let mut progress = (0u64, 0u64);
             let mut statuses = BTreeMap::<String, usize>::new();
             for i in 0..journal.submissions.len() {
-                if journal.submissions[i].state == SubState::Created {
-                    let id = journal.submissions[i].batch_id.clone().unwrap_or_default();
+                if let Stage::Created(running) = &journal.submissions[i].stage {
+                    let id = running.batch_id.clone();
                     let batch = match client.get_batch(&id).await {
                         Ok(batch) => batch,
                         Err(e) if e.status() == Some(404) => {
@@ -582,24 +576,18 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
                     self.record_poll(journal, i, &batch)?;
                 }
                 let sub = &journal.submissions[i];
-                match sub.state {
-                    SubState::Created => {
+                match &sub.stage {
+                    Stage::Created(running) => {
                         waiting = true;
+                        let status = running.status.as_ref().map(BatchStatus::as_str);
                         *statuses
-                            .entry(sub.status.clone().unwrap_or_default())
+                            .entry(status.unwrap_or_default().to_string())
                             .or_default() += 1;
                     }
-                    SubState::Finished => self.collect(client, journal, i, &mut end).await?,
+                    Stage::Finished(_) => self.collect(client, journal, i, &mut end).await?,
                     _ => {}
                 }
-                let sub = &journal.submissions[i];
-                if let (Some(c), true) = (
-                    &sub.counts,
-                    matches!(
-                        sub.state,
-                        SubState::Created | SubState::Finished | SubState::Collected
-                    ),
-                ) {
+                if let Some(c) = journal.submissions[i].counts() {
                     progress.0 += c.completed;
                     progress.1 += c.failed;
                 }
@@ -646,18 +634,22 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
     /// Counts a poll that showed a status the API does not document: warns at the first, and
     /// stops the wait once it has lasted [`UNKNOWN_STATUS_POLLS`] polls.
     fn check_status(&mut self, batch: &BatchObject) -> Result<(), BatchError> {
-        if KNOWN_STATUSES.contains(&batch.status.as_str()) {
+        if batch.status.is_documented() {
             self.unknown_status.remove(&batch.id);
             return Ok(());
         }
         let polls = self.unknown_status.entry(batch.id.clone()).or_default();
         *polls += 1;
-        let status = untrusted::printable(&batch.status);
+        let status = untrusted::printable(batch.status.as_str());
         let id = untrusted::printable(&batch.id);
         if *polls == 1 {
             self.runner.printer.warn(format!(
                 "batch {id} has status `{status}`, which the Batch API does not document (expected one of {}); waiting at most {UNKNOWN_STATUS_POLLS} polls for it to change",
-                KNOWN_STATUSES.join(", ")
+                BatchStatus::DOCUMENTED
+                    .iter()
+                    .map(BatchStatus::as_str)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ));
         }
         if *polls >= UNKNOWN_STATUS_POLLS {
@@ -677,20 +669,25 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
         batch: &BatchObject,
     ) -> Result<(), BatchError> {
         self.check_status(batch)?;
-        let sub = &mut journal.submissions[i];
+        let Stage::Created(running) = &mut journal.submissions[i].stage else {
+            return Ok(());
+        };
         let counts = batch.request_counts.as_ref().map(|c| Counts {
             total: c.total,
             completed: c.completed,
             failed: c.failed,
         });
-        let changed = sub.status.as_deref() != Some(batch.status.as_str()) || sub.counts != counts;
-        sub.status = Some(batch.status.clone());
-        sub.counts = counts;
-        if batch.is_terminal() {
-            sub.output_file_id = batch.output_file_id.clone();
-            sub.error_file_id = batch.error_file_id.clone();
-            sub.errors = batch.error_messages();
-            sub.state = SubState::Finished;
+        let changed = running.status.as_ref() != Some(&batch.status) || running.counts != counts;
+        running.status = Some(batch.status.clone());
+        running.counts = counts;
+        if batch.status.is_terminal() {
+            let ended = running.ended(
+                batch.status.clone(),
+                batch.output_file_id.clone(),
+                batch.error_file_id.clone(),
+                batch.error_messages(),
+            );
+            journal.submissions[i].stage = Stage::Finished(ended);
             journal.save("finished")?;
         } else if changed {
             journal.save("polled")?;
@@ -700,11 +697,11 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
             .map_or(0, |d| d.as_secs() as i64);
         if let Some(expires_at) = batch
             .expires_at
-            .filter(|t| !batch.is_terminal() && now > t + STUCK_GRACE_SECS)
+            .filter(|t| !batch.status.is_terminal() && now > t + STUCK_GRACE_SECS)
         {
             return Err(BatchError::Stuck {
                 batch: untrusted::printable(&batch.id),
-                status: untrusted::printable(&batch.status),
+                status: untrusted::printable(batch.status.as_str()),
                 minutes: (now - expires_at) / 60,
                 expires_at,
             });
@@ -721,34 +718,35 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
         end: &mut RoundEnd,
     ) -> Result<(), BatchError> {
         let sub = journal.submissions[i].clone();
-        let batch_id = sub.batch_id.clone().unwrap_or_default();
-        let status = sub.status.clone().unwrap_or_default();
-        let completed = sub.counts.as_ref().map_or(0, |c| c.completed);
-        if status == "completed"
-            && sub.output_file_id.is_none()
-            && sub.error_file_id.is_none()
+        let Stage::Finished(mut ended) = sub.stage.clone() else {
+            return Ok(());
+        };
+        let batch_id = ended.batch_id.clone();
+        let completed = ended.counts.as_ref().map_or(0, |c| c.completed);
+        if ended.status == BatchStatus::Completed
+            && ended.output_file_id.is_none()
+            && ended.error_file_id.is_none()
             && completed > 0
         {
             return Err(BatchError::NoOutputFile {
-                batch: batch_id.to_string(),
+                batch: batch_id,
                 completed,
             });
         }
         let keys = self.keys(&sub)?;
-        let served = sub.counts.as_ref().map_or(0, |c| c.completed + c.failed);
+        let served = ended.counts.as_ref().map_or(0, |c| c.completed + c.failed);
+        let files: Vec<String> = ended.files().cloned().collect();
         let mut downloads = 0;
         loop {
             let mut lines = 0;
-            for file_id in [&sub.output_file_id, &sub.error_file_id]
-                .into_iter()
-                .flatten()
-            {
+            for file_id in &files {
                 let dest = self.download_path(file_id);
-                let journaled = journal.submissions[i].downloaded.contains(file_id);
+                let journaled = ended.downloaded.contains(file_id);
                 if downloads > 0 || !journaled || !dest.exists() {
                     self.download(client, file_id, &dest).await?;
                     if !journaled {
-                        journal.submissions[i].downloaded.push(file_id.clone());
+                        ended.downloaded.push(file_id.clone());
+                        journal.submissions[i].stage = Stage::Finished(ended.clone());
                         journal.save("downloaded")?;
                     }
                 }
@@ -773,17 +771,17 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
             let wait = self.runner.config.api.retry_initial_secs * 2f64.powi(downloads as i32 - 1);
             tokio::time::sleep(Duration::from_secs_f64(wait.min(60.0))).await;
         }
-        match status.as_str() {
-            "failed" => end
+        match ended.status {
+            BatchStatus::Failed => end
                 .failed
-                .push(format!("batch {batch_id}: {}", sub.errors.join("; "))),
-            "cancelled" => end.cancelled.push(format!(
+                .push(format!("batch {batch_id}: {}", ended.errors.join("; "))),
+            BatchStatus::Cancelled => end.cancelled.push(format!(
                 "batch {batch_id} was cancelled ({} of {} requests completed)",
                 completed, sub.requests
             )),
             _ => {}
         }
-        journal.submissions[i].state = SubState::Collected;
+        journal.submissions[i].stage = Stage::Collected(ended);
         journal.save("collected")?;
         Ok(())
     }
