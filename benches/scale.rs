@@ -7,15 +7,6 @@
 //! `cargo bench --bench scale` runs every case; `-- --quick` skips the 1M-candidate assemble
 //! and the largest agreement size. Generated inputs are kept under `target/bench/work`.
 
-#[allow(dead_code)]
-#[path = "../tests/support/fake_api.rs"]
-mod fake_api;
-#[allow(dead_code)]
-#[path = "../tests/support/replies.rs"]
-mod replies;
-#[path = "support/synth.rs"]
-mod synth;
-
 use saseval_gen::batch::cache::Cache;
 use saseval_gen::batch::ingest::{ingest_file, NamedBadLines};
 use saseval_gen::batch::{CostGuard, Request, RunOptions, Runner};
@@ -25,6 +16,7 @@ use saseval_gen::jsonl;
 use saseval_gen::record::Candidate;
 use saseval_gen::stages::author;
 use saseval_gen::ui::Printer;
+use saseval_testkit::{fake_api, synth};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;

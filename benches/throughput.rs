@@ -3,13 +3,6 @@
 //! category, reading an outcome back from the cache, and near-duplicate search by each method.
 //! Repeated samples give their spread; `benches/scale.rs` measures whole runs and memory.
 
-#[allow(dead_code)]
-#[path = "../tests/support/replies.rs"]
-mod replies;
-#[allow(dead_code)]
-#[path = "support/synth.rs"]
-mod synth;
-
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use saseval_gen::batch::cache::Cache;
 use saseval_gen::batch::ingest::{ingest_file, NamedBadLines};
@@ -18,6 +11,7 @@ use saseval_gen::dedup::{self, DedupConfig, Method};
 use saseval_gen::jsonl;
 use saseval_gen::stages::author;
 use saseval_gen::validate::{self, Rules};
+use saseval_testkit::synth;
 use std::hint::black_box;
 use std::time::Duration;
 

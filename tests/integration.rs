@@ -1,15 +1,15 @@
 //! The one integration-test binary: drives the real `saseval-gen` binary through the Contract
 //! (CLI, config keys, files in the out dir, exit codes) against a fake Batch API on loopback.
 
-mod support;
-
+use saseval_testkit::fake_api::{
+    ErrorsShape, FakeApi, FakeReply, Fault, ListStyle, Responder, Route,
+};
+use saseval_testkit::replies::{self, VerifierStyle};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Arc;
-use support::fake_api::{ErrorsShape, FakeApi, FakeReply, Fault, ListStyle, Responder, Route};
-use support::replies::{self, VerifierStyle};
 
 const KEY: &str = "sk-test-RECOGNISABLE-7f3a9c";
 const CATEGORIES: [&str; 10] = [
@@ -2031,7 +2031,7 @@ fn the_report_and_license_of_two_runs_are_byte_identical() {
 // the out dir, bill twice, leak the key, panic, hang or lose a paid response.
 // ---------------------------------------------------------------------------------------------
 
-use support::fake_api::{BadLine, LostReply};
+use saseval_testkit::fake_api::{BadLine, LostReply};
 
 impl World {
     /// Adds a `--set` for the runs from now on (a later `--set` of the same key wins).

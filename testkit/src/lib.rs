@@ -1,0 +1,13 @@
+//! What saseval-gen's integration tests and benches share, as one dev-only crate instead of
+//! source files each target includes by path: the fake Batch API they drive the binary against,
+//! the realistic model replies it answers with, and the synthetic inputs the benches run on.
+//! Everything here is deterministic in its arguments, so a test or bench gets the same bytes on
+//! every run.
+//!
+//! It depends on saseval-gen for the few library items it needs (the card's grader, the record
+//! and request types). In saseval-gen's own test and bench builds that is the same library the
+//! tests link, with the features those builds enable (`test-hooks` among them).
+
+pub mod fake_api;
+pub mod replies;
+pub mod synth;
