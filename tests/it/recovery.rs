@@ -1,0 +1,377 @@
+//! Recovery: a crash after any journal step or HTTP reply, a reply lost after the server acted,
+//! and damaged state (a journal, a cache, request files) each end like a clean run — the batch
+//! found by its fingerprint, no line batched twice, nothing paid for lost, the same release bytes
+//! — or stop with a message whose recovery works when followed.
+
+use saseval_testkit::fake_api::{FakeApi, Fault, ListStyle, LostReply, Route};
+
+use crate::bar::Bar;
+use crate::responders::{good_responder, repair_responder};
+use crate::world::{all_files, count_by_category, release_bytes, World};
+
+#[test]
+fn a_crash_after_any_journal_step_resumes_without_sending_a_line_twice() {
+    let steps = [
+        "planned",
+        "uploaded-unjournaled",
+        "uploaded",
+        "created-unjournaled",
+        "created",
+        "polled",
+        "finished",
+        "downloaded",
+        "collected",
+    ];
+    for step in steps {
+        let fake = FakeApi::start(good_responder());
+        let world = World::new(&fake);
+        let crashed = world.run_env(&["author"], &[("SASEVAL_CRASH_AFTER", step)]);
+        assert_ne!(
+            crashed.code,
+            Some(0),
+            "{step}: the hook did not fire\n{}",
+            crashed.stderr
+        );
+        assert!(
+            crashed
+                .stderr
+                .contains(&format!("crashing after step `{step}`")),
+            "{step}: {}",
+            crashed.stderr
+        );
+        world.run(&["author"]).success();
+        let counters = fake.counters();
+        assert!(
+            counters.lines_in_batches.values().all(|n| *n == 1),
+            "{step}: a line was sent twice: {:?}",
+            counters.lines_in_batches.values().max()
+        );
+        assert_eq!(
+            counters.batches_created, 1,
+            "{step}: a second batch was created"
+        );
+        let items = world.read_jsonl("authored.jsonl");
+        assert!(
+            count_by_category(&items).len() == 10,
+            "{step}: authoring incomplete"
+        );
+    }
+}
+
+#[test]
+fn list_paging_in_openai_style_finds_a_batch_after_a_crash() {
+    let fake = FakeApi::start(good_responder());
+    fake.set_list_style(ListStyle::OpenAi);
+    let world = World::new(&fake).set("api.max_requests_per_batch=5");
+    let crashed = world.run_env(
+        &["author"],
+        &[("SASEVAL_CRASH_AFTER", "created-unjournaled:4")],
+    );
+    assert_ne!(crashed.code, Some(0));
+    world.run(&["author"]).success();
+    let counters = fake.counters();
+    assert!(counters.lines_in_batches.values().all(|n| *n == 1));
+    assert!(counters.batch_lists >= 1);
+}
+
+#[test]
+fn a_run_crashed_in_author_or_repair_ends_byte_identical_to_an_uninterrupted_one() {
+    let fake = FakeApi::start(repair_responder());
+    let clean = World::new(&fake).set("repair.models=[\"v-a\", \"v-b\"]");
+    clean.run(&["run"]).success();
+    let expected = release_bytes(&clean);
+    // The author job's batch is the first one created, the repair job's the second.
+    for step in [
+        "uploaded:1",
+        "created-unjournaled:1",
+        "finished:1",
+        "uploaded:2",
+        "created-unjournaled:2",
+        "downloaded:2",
+        "collected:2",
+    ] {
+        let fake = FakeApi::start(repair_responder());
+        let world = World::new(&fake).set("repair.models=[\"v-a\", \"v-b\"]");
+        let crashed = world.run_env(&["run"], &[("SASEVAL_CRASH_AFTER", step)]);
+        assert_ne!(crashed.code, Some(0), "{step}: the hook did not fire");
+        let lines_before = fake.counters().lines_in_batches;
+        world.run(&["run"]).success();
+        let got = release_bytes(&world);
+        let differing: Vec<&String> = expected
+            .keys()
+            .filter(|name| got.get(*name) != expected.get(*name))
+            .collect();
+        assert!(
+            differing.is_empty(),
+            "{step}: these release files differ from an uninterrupted run: {differing:?}"
+        );
+        let lines_after = fake.counters().lines_in_batches;
+        let resent: Vec<_> = lines_after
+            .iter()
+            .filter(|(id, n)| lines_before.get(*id).is_some_and(|b| *n > b))
+            .map(|(id, _)| id)
+            .collect();
+        assert!(
+            resent.is_empty(),
+            "{step}: lines sent again after the crash: {resent:?}"
+        );
+    }
+}
+
+#[test]
+fn a_crash_after_any_http_reply_of_a_run_ends_like_a_clean_run() {
+    let fake = FakeApi::start(repair_responder());
+    let clean = World::new(&fake).set("repair.models=[\"v-a\", \"v-b\"]");
+    clean.run(&["run"]).success();
+    let expected = release_bytes(&clean);
+    let expected_counters = fake.counters();
+    let calls = expected_counters.calls.len();
+    for nth in 1..=calls {
+        let fake = FakeApi::start(repair_responder());
+        let world = World::new(&fake).set("repair.models=[\"v-a\", \"v-b\"]");
+        let step = format!("http-reply:{nth}");
+        let bar = Bar::before(&world);
+        let crashed = world.run_env(&["run"], &[("SASEVAL_CRASH_AFTER", step.as_str())]);
+        assert!(
+            crashed.code != Some(0) && crashed.stderr.contains("crashing after step `http-reply`"),
+            "call {nth}: the hook did not fire\n{}",
+            crashed.stderr
+        );
+        bar.ran(world.run(&["run"])).success();
+        bar.after();
+        bar.nothing_lost(&fake);
+        let counters = fake.counters();
+        assert!(
+            counters.lines_in_batches.values().all(|n| *n == 1),
+            "call {nth}: a line was batched twice"
+        );
+        assert_eq!(
+            (counters.uploads, counters.batches_created),
+            (expected_counters.uploads, expected_counters.batches_created),
+            "call {nth}: uploads or batches differ from a clean run"
+        );
+        assert_eq!(
+            release_bytes(&world),
+            expected,
+            "call {nth}: the release differs from a clean run"
+        );
+    }
+}
+
+#[test]
+fn a_lost_reply_to_an_upload_or_a_create_is_looked_up_before_any_retry() {
+    let clean = FakeApi::start(good_responder());
+    World::new(&clean).run(&["author"]).success();
+    let calls = clean.counters().calls;
+    for route in [Route::Upload, Route::CreateBatch] {
+        let nth = calls
+            .iter()
+            .position(|c| *c == Some(route))
+            .expect("the job makes the call")
+            + 1;
+        for how in LostReply::ALL {
+            let fake = FakeApi::start(good_responder());
+            fake.push_fault(Fault::LoseReply { nth, how });
+            let world = World::new(&fake);
+            let bar = Bar::before(&world);
+            let run = bar.ran(world.run(&["author"]));
+            run.success().stderr_has("reply was lost");
+            bar.after();
+            bar.nothing_lost(&fake);
+            let counters = fake.counters();
+            assert_eq!(
+                (counters.uploads, counters.batches_created),
+                (1, 1),
+                "{route:?} {how:?}: uploaded or created twice"
+            );
+            assert!(counters.lines_in_batches.values().all(|n| *n == 1));
+        }
+    }
+}
+
+#[test]
+fn a_lost_reply_at_any_http_call_of_a_run_ends_like_a_clean_run() {
+    let fake = FakeApi::start(repair_responder());
+    let clean = World::new(&fake).set("repair.models=[\"v-a\", \"v-b\"]");
+    clean.run(&["run"]).success();
+    let expected = release_bytes(&clean);
+    let expected_counters = fake.counters();
+    let calls = expected_counters.calls.len();
+    assert!(calls >= 10, "a run makes its calls: {calls}");
+    for nth in 1..=calls {
+        for how in LostReply::ALL {
+            let fake = FakeApi::start(repair_responder());
+            fake.push_fault(Fault::LoseReply { nth, how });
+            let world = World::new(&fake).set("repair.models=[\"v-a\", \"v-b\"]");
+            let bar = Bar::before(&world);
+            let run = bar.ran(world.run_within(&["run"], &[], 120));
+            bar.after();
+            assert_eq!(
+                run.code,
+                Some(0),
+                "call {nth} ({:?}) {how:?}:\n{}",
+                expected_counters.calls[nth - 1],
+                run.stderr
+            );
+            let counters = fake.counters();
+            assert!(
+                counters.lines_in_batches.values().all(|n| *n == 1),
+                "call {nth} {how:?}: a line was batched twice"
+            );
+            assert_eq!(
+                (counters.uploads, counters.batches_created),
+                (expected_counters.uploads, expected_counters.batches_created),
+                "call {nth} {how:?}: uploads or batches differ from a clean run"
+            );
+            assert_eq!(
+                release_bytes(&world),
+                expected,
+                "call {nth} {how:?}: the release differs from a clean run"
+            );
+            bar.nothing_lost(&fake);
+        }
+    }
+}
+
+#[test]
+fn a_damaged_journal_is_reported_with_how_to_recover() {
+    let fake = FakeApi::start(good_responder());
+    let world = World::new(&fake);
+    world.run(&["author", "--no-wait"]).success();
+    let journal = world.out().join("state/journal/author-r0.json");
+    let text = std::fs::read_to_string(&journal).expect("journal");
+    std::fs::write(&journal, &text[..text.len() / 2]).expect("truncate");
+    world
+        .run(&["author"])
+        .code(1)
+        .stderr_has("author-r0.json")
+        .stderr_has("fingerprint");
+    let created = fake.counters().batches_created;
+    std::fs::rename(&journal, journal.with_extension("damaged")).expect("move aside");
+    world.run(&["author"]).success();
+    assert_eq!(
+        fake.counters().batches_created,
+        created,
+        "the batch is found by its fingerprint, not created again"
+    );
+}
+
+/// Does what an error message tells the user between backticks, `mv SOURCE DEST`, word by word.
+fn follow_mv(stderr: &str) {
+    let start = stderr
+        .find("`mv ")
+        .unwrap_or_else(|| panic!("no `mv …` in:\n{stderr}"));
+    let rest = &stderr[start + 4..];
+    let command = &rest[..rest.find('`').expect("closing backtick")];
+    let words: Vec<&str> = command.split_whitespace().collect();
+    assert_eq!(
+        words.len(),
+        2,
+        "mv takes a source and a destination: {command}"
+    );
+    std::fs::rename(words[0], words[1]).unwrap_or_else(|e| panic!("following `mv {command}`: {e}"));
+}
+
+/// A finished author job's out dir, its authored.jsonl and how many requests it took.
+fn finished_author_run(fake: &FakeApi) -> (World, Vec<u8>, usize) {
+    let world = World::new(fake);
+    world.run(&["author"]).success();
+    let authored = std::fs::read(world.out().join("authored.jsonl")).expect("authored");
+    (world, authored, fake.counters().http_requests)
+}
+
+#[test]
+fn a_cache_cut_in_the_middle_is_rebuilt_from_the_downloads_without_buying_anything() {
+    let fake = FakeApi::start(good_responder());
+    let (world, authored, requests) = finished_author_run(&fake);
+    let cache = world.out().join("state/cache.jsonl");
+    let bytes = std::fs::read(&cache).expect("cache");
+    std::fs::write(&cache, &bytes[..bytes.len() / 2]).expect("cut");
+    let bar = Bar::before(&world);
+    bar.ran(world.run(&["author"]))
+        .success()
+        .stderr_has("re-collected");
+    bar.after();
+    bar.nothing_lost(&fake);
+    assert_eq!(
+        fake.counters().http_requests,
+        requests,
+        "the rebuild bought nothing and asked the server nothing"
+    );
+    assert_eq!(
+        std::fs::read(world.out().join("authored.jsonl")).expect("authored"),
+        authored
+    );
+}
+
+#[test]
+fn a_flipped_byte_in_the_cache_is_recovered_as_its_message_says_without_paying() {
+    let fake = FakeApi::start(good_responder());
+    let (world, authored, requests) = finished_author_run(&fake);
+    let cache = world.out().join("state/cache.jsonl");
+    let text = std::fs::read_to_string(&cache).expect("cache");
+    let flipped = text.replacen("chat.completion", "chat.compleTion", 1);
+    assert_ne!(flipped, text);
+    std::fs::write(&cache, flipped).expect("flip");
+    let bar = Bar::before(&world);
+    let damaged = bar.ran(world.run(&["author"]));
+    damaged.code(1).stderr_has("damaged");
+    follow_mv(&damaged.stderr);
+    bar.ran(world.run(&["author"])).success();
+    bar.after();
+    bar.nothing_lost(&fake);
+    assert_eq!(
+        fake.counters().http_requests,
+        requests,
+        "following the message bought nothing"
+    );
+    assert_eq!(
+        std::fs::read(world.out().join("authored.jsonl")).expect("authored"),
+        authored,
+        "the recovered outcomes are the paid ones"
+    );
+}
+
+#[test]
+fn a_journal_naming_a_batch_the_server_does_not_know_says_what_to_do() {
+    let first = FakeApi::start(good_responder());
+    let mut world = World::new(&first);
+    world.run(&["author", "--no-wait"]).success();
+    drop(first);
+    let other = FakeApi::start(good_responder());
+    world.also(&format!("api.base_url={}", other.base_url()));
+    let bar = Bar::before(&world);
+    let stuck = bar.ran(world.run(&["author"]));
+    stuck
+        .code(1)
+        .stderr_has("does not know")
+        .stderr_has("api.base_url");
+    follow_mv(&stuck.stderr);
+    bar.ran(world.run(&["author"])).success();
+    bar.after();
+    bar.nothing_lost(&other);
+    assert!(other.counters().lines_in_batches.values().all(|n| *n == 1));
+}
+
+#[test]
+fn request_files_deleted_while_a_batch_runs_are_named_with_the_recovery() {
+    let fake = FakeApi::start(good_responder());
+    let world = World::new(&fake);
+    world.run(&["author", "--no-wait"]).success();
+    for file in all_files(&world.out().join("state/requests")) {
+        std::fs::remove_file(file).expect("delete");
+    }
+    let bar = Bar::before(&world);
+    let stuck = bar.ran(world.run(&["author"]));
+    stuck.code(1).stderr_has("state/requests");
+    follow_mv(&stuck.stderr);
+    bar.ran(world.run(&["author"])).success();
+    bar.after();
+    bar.nothing_lost(&fake);
+    let counters = fake.counters();
+    assert_eq!(
+        counters.batches_created, 1,
+        "the running batch was found by its fingerprint"
+    );
+    assert!(counters.lines_in_batches.values().all(|n| *n == 1));
+}

@@ -1,0 +1,224 @@
+//! The release: `run` writes a verified, byte-reproducible release; `assemble` drops near
+//! duplicates of an earlier release (`--exclude`) and refuses a short category unless allowed;
+//! `verify` reports bad input with its position and never panics.
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use saseval_testkit::fake_api::{FakeApi, FakeReply, Responder};
+use saseval_testkit::replies;
+
+use crate::bar::Bar;
+use crate::responders::{good_responder, repair_responder};
+use crate::world::{count_by_category, release_bytes, World};
+
+#[test]
+fn run_writes_a_verified_reproducible_release() {
+    let fake = FakeApi::start(repair_responder());
+    let world = World::new(&fake).set("repair.models=[\"v-a\", \"v-b\"]");
+    world.run(&["run"]).success();
+    let records = world.read_jsonl("saseval_v2_prompts.jsonl");
+    assert_eq!(records.len(), 40);
+    assert_eq!(
+        count_by_category(&records)
+            .values()
+            .copied()
+            .collect::<Vec<_>>(),
+        vec![4; 10]
+    );
+    assert!(
+        records.iter().all(|r| r.get("_needs_review").is_none()),
+        "flagged items are left out by default"
+    );
+    world
+        .run(&["verify", world.out().to_str().expect("utf-8")])
+        .success();
+    let jsonl = world.out().join("saseval_v2_prompts.jsonl");
+    world
+        .run(&["verify", jsonl.to_str().expect("utf-8")])
+        .success();
+    if Command::new("sha256sum").arg("--version").output().is_ok() {
+        let check = Command::new("sha256sum")
+            .args(["-c", "SHA256SUMS"])
+            .current_dir(world.out())
+            .output()
+            .expect("sha256sum");
+        assert!(
+            check.status.success(),
+            "{}",
+            String::from_utf8_lossy(&check.stdout)
+        );
+    }
+    let manifest: Value = serde_json::from_slice(
+        &std::fs::read(world.out().join("manifest.json")).expect("manifest"),
+    )
+    .expect("json");
+    assert_eq!(manifest["repair"]["repaired"], 2);
+    let card = std::fs::read_to_string(world.out().join("README.md")).expect("card");
+    assert!(
+        card.contains(manifest["sha256"].as_str().expect("sha")),
+        "the card states the hash"
+    );
+
+    let again = World::new(&fake).set("repair.models=[\"v-a\", \"v-b\"]");
+    again.run(&["run"]).success();
+    assert_eq!(
+        release_bytes(&world),
+        release_bytes(&again),
+        "same inputs and seed give the same bytes"
+    );
+    check_with_datasets(&world.out());
+}
+
+/// Loads the release with the Hugging Face `datasets` library, as its users will.
+fn check_with_datasets(out: &Path) {
+    let script = r#"
+import sys, datasets
+ds = datasets.load_dataset(sys.argv[1], split="train")
+assert len(ds) == 40, len(ds)
+assert set(ds.column_names) >= {"id", "category", "prompt", "golds", "target_action", "T", "top_p", "mode", "max_new"}, ds.column_names
+print("datasets OK", len(ds))
+"#;
+    let has_datasets = Command::new("python3")
+        .args(["-c", "import datasets"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_datasets {
+        assert!(
+            std::env::var("SASEVAL_REQUIRE_DATASETS").is_err(),
+            "python3 with the datasets library is required here"
+        );
+        eprintln!("skipping the datasets loader check: python3 -c 'import datasets' fails");
+        return;
+    }
+    let output = Command::new("python3")
+        .args(["-c", script, out.to_str().expect("utf-8")])
+        .env("HF_DATASETS_OFFLINE", "1")
+        .env("HF_HUB_OFFLINE", "1")
+        .env("HF_HOME", out.join("hf-home"))
+        .output()
+        .expect("python3 runs");
+    assert!(
+        output.status.success(),
+        "datasets could not load the release:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn exclude_drops_near_duplicates_of_an_earlier_release() {
+    let fake = FakeApi::start(good_responder());
+    let world = World::new(&fake).set("assemble.allow_short=true");
+    world.run(&["author"]).success();
+    world.run(&["repair"]).success();
+    let authored = world.read_jsonl("authored.jsonl");
+    let victim = authored
+        .iter()
+        .find(|i| i["category"] == "technical_code")
+        .expect("an item");
+    let earlier = world.dir.path().join("v1.jsonl");
+    let near_copy = format!("{} Thanks!", victim["prompt"].as_str().expect("prompt"));
+    std::fs::write(
+        &earlier,
+        format!(
+            "{}\n",
+            serde_json::json!({"id": "sas1k-0042", "prompt": near_copy})
+        ),
+    )
+    .expect("write");
+    world
+        .run(&["assemble", "--exclude", earlier.to_str().expect("utf-8")])
+        .success();
+    let rejects = world.read_jsonl("rejects.jsonl");
+    assert!(
+        rejects.iter().any(|r| r["item_id"] == victim["id"]
+            && r["collided_with"] == "sas1k-0042"
+            && r["reason"].as_str().unwrap_or("").starts_with("duplicate")),
+        "the near-copy of sas1k-0042 is dropped"
+    );
+    let records = world.read_jsonl("saseval_v2_prompts.jsonl");
+    assert!(records.iter().all(|r| r["prompt"] != victim["prompt"]));
+}
+
+#[test]
+fn a_short_category_fails_assemble_unless_allowed() {
+    let inner = good_responder();
+    let responder: Responder = Arc::new(move |custom_id: &str, body: &Value| {
+        if custom_id.starts_with("author/conversational/") {
+            return FakeReply::Content(replies::broken_reply(replies::BrokenReply::NoJson));
+        }
+        inner(custom_id, body)
+    });
+    let fake = FakeApi::start(responder);
+    let world = World::new(&fake);
+    let run = world.run(&["run"]);
+    run.code(1)
+        .stderr_has("conversational")
+        .stderr_has("no_json");
+    assert!(
+        !world.out().join("saseval_v2_prompts.jsonl").exists(),
+        "no short release is written silently"
+    );
+    let allowed = World::new(&fake).set("assemble.allow_short=true");
+    allowed.run(&["run"]).success();
+    let manifest: Value = serde_json::from_slice(
+        &std::fs::read(allowed.out().join("manifest.json")).expect("manifest"),
+    )
+    .expect("json");
+    assert_eq!(manifest["counts"]["conversational"], 0);
+    assert!(manifest["shortfall"]
+        .as_array()
+        .is_some_and(|s| !s.is_empty()));
+    allowed
+        .run(&["verify", allowed.out().to_str().expect("utf-8")])
+        .success();
+}
+
+#[test]
+fn verify_reports_problems_and_never_panics_on_bad_input() {
+    let world = World::with_url("http://127.0.0.1:9/v1".into());
+    let dir = world.dir.path();
+    let cases: [(&str, Vec<u8>); 3] = [
+        ("not-json.jsonl", b"this is not json\n".to_vec()),
+        ("huge-line.jsonl", vec![b'x'; 10 * 1024 * 1024]),
+        (
+            "wrong-schema.jsonl",
+            b"{\"id\": 5, \"category\": \"poetry\"}\n".to_vec(),
+        ),
+    ];
+    for (name, bytes) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).expect("write");
+        let run = world.run(&["verify", path.to_str().expect("utf-8")]);
+        run.code(1);
+        assert!(run.stdout.contains("problem"), "{name}: {}", run.stdout);
+    }
+}
+
+#[test]
+fn verify_names_a_byte_order_mark_and_where_a_line_stops_being_utf8() {
+    let world = World::with_url("http://127.0.0.1:9/v1".into());
+    let path = world.dir.path().join("bom.jsonl");
+    std::fs::write(
+        &path,
+        b"\xEF\xBB\xBF{\"id\": \"x\"}\n{\"id\": \"caf\xE9\"}\n",
+    )
+    .expect("write");
+    let bar = Bar::before(&world);
+    let run = bar.ran(world.run(&["verify", path.to_str().expect("utf-8")]));
+    run.code(1);
+    bar.after();
+    assert!(
+        run.stdout.contains("line 1") && run.stdout.contains("byte-order mark"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("line 2") && run.stdout.contains("column 12"),
+        "{}",
+        run.stdout
+    );
+}

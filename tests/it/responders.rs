@@ -1,0 +1,95 @@
+//! How the fake model answers: responders that read a request's `custom_id` and body and reply
+//! with the testkit's realistic items (`good_responder`), planted wrong keys and misbehaving
+//! verifiers (`repair_responder`), or one failed request (`responder_with_one_failure`).
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use saseval_testkit::fake_api::{FakeReply, Responder};
+use saseval_testkit::replies::{self, VerifierStyle};
+
+/// The parts of a test-template user message: `category=… count=… domain=…`.
+pub(crate) fn template_field<'a>(body: &'a Value, key: &str) -> Option<&'a str> {
+    let user = body.pointer("/messages/1/content")?.as_str()?;
+    user.split_whitespace()
+        .find_map(|w| w.strip_prefix(key).and_then(|r| r.strip_prefix('=')))
+}
+
+/// `author/<category>/r<round>/<index>` → (category, round, index).
+pub(crate) fn author_slot(custom_id: &str) -> Option<(&str, usize, usize)> {
+    let mut parts = custom_id.strip_prefix("author/")?.split('/');
+    let category = parts.next()?;
+    let round = parts.next()?.strip_prefix('r')?.parse().ok()?;
+    let index = parts.next()?.parse().ok()?;
+    Some((category, round, index))
+}
+
+/// A responder that answers authoring requests with valid fixture items and verifier requests
+/// with the correct re-solve.
+pub(crate) fn good_responder() -> Responder {
+    Arc::new(|custom_id: &str, body: &Value| {
+        if let Some((category, round, index)) = author_slot(custom_id) {
+            let count = template_field(body, "count")
+                .and_then(|c| c.parse().ok())
+                .unwrap_or(1);
+            let domain = template_field(body, "domain").unwrap_or("cloud/DevOps");
+            return FakeReply::Content(replies::author_reply(
+                category,
+                domain,
+                count,
+                round * 1000 + index,
+            ));
+        }
+        let prompt = body
+            .pointer("/messages/0/content")
+            .and_then(Value::as_str)
+            .and_then(|m| m.strip_prefix("verify:\n"))
+            .unwrap_or("");
+        FakeReply::Content(replies::verifier_reply(
+            prompt.trim_end(),
+            VerifierStyle::Correct,
+        ))
+    })
+}
+
+/// The responder for repair tests: reasoning r0/0000 carries the wrong-key fixture; verifier
+/// `v-b` misbehaves on chosen bloated_reasoning items.
+pub(crate) fn repair_responder() -> Responder {
+    let inner = good_responder();
+    Arc::new(move |custom_id: &str, body: &Value| {
+        if custom_id == "author/reasoning/r0/0000" {
+            return FakeReply::Content(replies::wrong_key_reasoning_reply("fintech & payments", 0));
+        }
+        if let Some(rest) = custom_id.strip_prefix("repair/") {
+            let prompt = body
+                .pointer("/messages/0/content")
+                .and_then(Value::as_str)
+                .and_then(|m| m.strip_prefix("verify:\n"))
+                .unwrap_or("")
+                .trim_end();
+            let style = match rest {
+                "bloated_reasoning.r0.0000.0/v-b" => VerifierStyle::WrongBy(3.0),
+                "bloated_reasoning.r0.0000.1/v-b" => VerifierStyle::Unparseable,
+                "bloated_reasoning.r0.0000.2/v-b" => VerifierStyle::ExprMismatch,
+                _ => VerifierStyle::Correct,
+            };
+            return FakeReply::Content(replies::verifier_reply(prompt, style));
+        }
+        inner(custom_id, body)
+    })
+}
+
+/// `good_responder`, except that one technical_code request fails, so batches have error files.
+pub(crate) fn responder_with_one_failure() -> Responder {
+    let inner = good_responder();
+    Arc::new(move |custom_id: &str, body: &Value| {
+        if custom_id == "author/technical_code/r0/0001" {
+            return FakeReply::Error {
+                status: 400,
+                body: serde_json::json!({"error": {"message": "Failed to generate JSON", "type": "invalid_request_error", "code": "json_validate_failed"}}),
+            };
+        }
+        inner(custom_id, body)
+    })
+}
