@@ -234,7 +234,7 @@ fn verify(cli: &Cli, path: &Path, check_actions: bool, printer: &Printer) -> Res
             (Some(c), true) => Some(
                 Category::ALL
                     .into_iter()
-                    .map(|cat| (cat, c.category(cat).target()))
+                    .map(|cat| (cat, c.category(cat).target))
                     .collect(),
             ),
             _ => None,

@@ -2,6 +2,7 @@
 //! Unknown keys, wrong types and out-of-range values are errors that name the file and the key.
 
 use crate::record::Category;
+use crate::schema::TargetRow;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -36,7 +37,7 @@ pub struct Config {
     pub assemble: Assemble,
     #[serde(default)]
     pub prices: BTreeMap<String, Price>,
-    pub categories: BTreeMap<String, CategoryConfig>,
+    pub categories: Categories,
     /// The merged config (file + overrides) as read, for the content fingerprint.
     #[serde(skip)]
     table: toml::Table,
@@ -260,16 +261,13 @@ pub struct Price {
     pub output_per_mtok: f64,
 }
 
+/// One `[categories.<name>]` table: the category's target-action row and how it is authored.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct CategoryConfig {
-    pub c: f64,
-    #[serde(rename = "T")]
-    pub t: f64,
-    pub p: f64,
-    pub d: u8,
-    #[serde(rename = "L")]
-    pub l: u32,
+    /// `c, T, p, d, L`: every record's `target_action`, `T`, `top_p`, `mode` and `max_new`
+    /// derive from it.
+    #[serde(flatten)]
+    pub target: TargetRow,
     pub items_per_request: usize,
     #[serde(default)]
     pub max_tokens: Option<u32>,
@@ -277,69 +275,71 @@ pub struct CategoryConfig {
     /// validator's default for the category.
     #[serde(default)]
     pub min_prompt_words: Option<usize>,
+    /// Keys the table has that none of the above names (refused by `check`: flattening the row
+    /// rules out serde's own `deny_unknown_fields`).
+    #[serde(flatten)]
+    unknown: BTreeMap<String, toml::Value>,
 }
 
-impl CategoryConfig {
-    /// The category's target-action row, from which every record's `target_action`, `T`,
-    /// `top_p`, `mode` and `max_new` derive.
-    pub fn target(&self) -> crate::schema::TargetRow {
-        crate::schema::TargetRow {
-            c: self.c,
-            t: self.t,
-            p: self.p,
-            d: self.d,
-            l: self.l,
+/// The ten category tables, one per [`Category`], so that every category has its row.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(try_from = "BTreeMap<Category, CategoryConfig>")]
+pub struct Categories([CategoryConfig; 10]);
+
+impl TryFrom<BTreeMap<Category, CategoryConfig>> for Categories {
+    type Error = String;
+
+    fn try_from(mut tables: BTreeMap<Category, CategoryConfig>) -> Result<Categories, String> {
+        let missing = |category: Category| {
+            format!("missing table [categories.{category}] (every category needs its target action c, T, p, d, L and items_per_request)")
+        };
+        let mut rows = Vec::with_capacity(Category::ALL.len());
+        for category in Category::ALL {
+            rows.push(tables.remove(&category).ok_or_else(|| missing(category))?);
         }
+        <[CategoryConfig; 10]>::try_from(rows)
+            .map(Categories)
+            .map_err(|_| "the category tables do not number ten".to_string())
+    }
+}
+
+impl Categories {
+    pub fn get(&self, category: Category) -> &CategoryConfig {
+        &self.0[category.index()]
     }
 }
 
 impl Config {
-    /// Reads `path`, applies `--set` overrides, and checks everything.
+    /// Reads `path` (and the files it extends), applies `--set` overrides, and checks
+    /// everything. Relative paths are relative to the folder of the file that sets them.
     pub fn load(path: &Path, overrides: &[String]) -> Result<Config, ConfigError> {
-        let bytes = crate::fsio::read_capped(path, MAX_CONFIG_BYTES).map_err(|source| {
-            ConfigError::Read {
-                path: path.to_path_buf(),
-                source,
-            }
-        })?;
-        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
-        let text = std::str::from_utf8(bytes).map_err(|e| ConfigError::Invalid {
-            path: path.to_path_buf(),
-            message: format!(
-                "the file is not UTF-8 text: invalid byte at {}; save it as UTF-8",
-                crate::fsio::utf8_error_position(bytes, &e)
-            ),
-        })?;
-        let mut config = Config::parse(text, path, overrides)?;
-        let base = path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        config.resolve_paths(base);
-        Ok(config)
+        let text = read_text(path)?;
+        Config::parse(&text, path, overrides)
     }
 
-    /// Makes the config's relative paths relative to the folder that holds the config file.
-    fn resolve_paths(&mut self, base: &Path) {
-        for path in [
-            &mut self.release.out_dir,
-            &mut self.author.prompts_dir,
-            &mut self.local.model_path,
+    /// Makes each relative path relative to the folder of the file that set it.
+    fn resolve_paths(&mut self, folders: &BTreeMap<&'static str, PathBuf>) {
+        for (key, path) in [
+            (OUT_DIR, &mut self.release.out_dir),
+            (PROMPTS_DIR, &mut self.author.prompts_dir),
+            (MODEL_PATH, &mut self.local.model_path),
         ] {
-            if path.is_relative() {
-                *path = base.join(&*path);
+            if let (true, Some(folder)) = (path.is_relative(), folders.get(key)) {
+                *path = folder.join(&*path);
             }
         }
     }
 
+    /// Parses `text`, the content of `path`, with the files it extends (read relative to
+    /// `path`'s folder) as its base; then applies `--set` overrides and checks everything.
     pub fn parse(text: &str, path: &Path, overrides: &[String]) -> Result<Config, ConfigError> {
         let invalid = |message: String| ConfigError::Invalid {
             path: path.to_path_buf(),
             message,
         };
-        let file_table: toml::Table = text
-            .parse()
-            .map_err(|e: toml::de::Error| invalid(e.to_string()))?;
+        let layered = Layered::of(text, path, 0)?;
+        let folders = layered.folders;
+        let file_table = layered.table;
         let mut table = file_table.clone();
         let mut read_as_strings = Vec::new();
         for arg in overrides {
@@ -360,6 +360,7 @@ impl Config {
             }
         };
         config.table = table;
+        config.resolve_paths(&folders);
         let mut sets = overrides.iter().filter_map(|arg| Override::parse(arg).ok());
         config.check().map_err(|message| {
             match sets.find(|set| message.contains(&format!("`{}`", set.key()))) {
@@ -387,9 +388,9 @@ impl Config {
         crate::digest::sha256_hex(text.as_bytes())
     }
 
-    /// The category table of `category` (every category has one once `check` passed).
+    /// The category table of `category` (every category has one).
     pub fn category(&self, category: Category) -> &CategoryConfig {
-        &self.categories[category.name()]
+        self.categories.get(category)
     }
 
     fn check(&self) -> Result<(), String> {
@@ -536,20 +537,15 @@ impl Config {
                 MAX_PRICE,
             )?;
         }
-        for name in self.categories.keys() {
-            if Category::from_name(name).is_none() {
-                let known: Vec<_> = Category::ALL.iter().map(|c| c.name()).collect();
-                return Err(format!(
-                    "unknown category [categories.{name}]; expected one of: {}",
-                    known.join(", ")
-                ));
-            }
-        }
         for category in Category::ALL {
             let key = format!("categories.{category}");
-            let Some(row) = self.categories.get(category.name()) else {
-                return Err(format!("missing table [{key}] (every category needs its target action c, T, p, d, L and items_per_request)"));
-            };
+            let table = self.category(category);
+            if let Some(unknown) = table.unknown.keys().next() {
+                return Err(format!(
+                    "unknown key `{key}.{unknown}`; a category table holds c, T, p, d, L, items_per_request, max_tokens and min_prompt_words"
+                ));
+            }
+            let row = &table.target;
             require(
                 (0.0..=1.0).contains(&row.c),
                 &format!("{key}.c"),
@@ -572,14 +568,14 @@ impl Config {
                 "max new tokens from 1 to 2048",
             )?;
             require(
-                row.items_per_request >= 1 && row.items_per_request <= 50,
+                table.items_per_request >= 1 && table.items_per_request <= 50,
                 &format!("{key}.items_per_request"),
                 "1 to 50",
             )?;
-            if let Some(t) = row.max_tokens {
+            if let Some(t) = table.max_tokens {
                 whole(t, &format!("{key}.max_tokens"), 16, MAX_TOKENS)?;
             }
-            if let Some(words) = row.min_prompt_words {
+            if let Some(words) = table.min_prompt_words {
                 require(
                     (1..=2000).contains(&words),
                     &format!("{key}.min_prompt_words"),
@@ -589,6 +585,112 @@ impl Config {
         }
         Ok(())
     }
+}
+
+/// The top-level key of a profile that overlays another config file: `extends = "pipeline.toml"`.
+pub const EXTENDS: &str = "extends";
+/// Most files in an `extends` chain (a deeper chain is a cycle or a mistake).
+const MAX_EXTENDS_DEPTH: usize = 4;
+/// Tables copied whole from the file that sets them rather than merged key by key: they are
+/// request-body fragments for one provider, not settings.
+const OPAQUE_TABLES: &[&str] = &["extra_body"];
+/// The keys that hold paths, each resolved against the folder of the file that sets it.
+const OUT_DIR: &str = "release.out_dir";
+const PROMPTS_DIR: &str = "author.prompts_dir";
+const MODEL_PATH: &str = "local.model_path";
+const PATH_KEYS: [&str; 3] = [OUT_DIR, PROMPTS_DIR, MODEL_PATH];
+
+/// A config file's table with the files it extends merged under it, and the folder of the file
+/// that set each path key.
+struct Layered {
+    table: toml::Table,
+    folders: BTreeMap<&'static str, PathBuf>,
+}
+
+impl Layered {
+    fn of(text: &str, path: &Path, depth: usize) -> Result<Layered, ConfigError> {
+        let invalid = |message: String| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            message,
+        };
+        let mut table: toml::Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| invalid(e.to_string()))?;
+        let folder = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf();
+        let own: BTreeMap<&'static str, PathBuf> = PATH_KEYS
+            .into_iter()
+            .filter(|key| lookup(&table, key).is_some())
+            .map(|key| (key, folder.clone()))
+            .collect();
+        let base = match table.remove(EXTENDS) {
+            None => {
+                let folders = PATH_KEYS.into_iter().map(|k| (k, folder.clone())).collect();
+                return Ok(Layered { table, folders });
+            }
+            Some(toml::Value::String(base)) => folder.join(base),
+            Some(_) => {
+                return Err(invalid(format!(
+                    "`{EXTENDS}` must name the config file this one overlays, e.g. {EXTENDS} = \"pipeline.toml\""
+                )))
+            }
+        };
+        if depth + 1 >= MAX_EXTENDS_DEPTH {
+            return Err(invalid(format!(
+                "`{EXTENDS}` chains through more than {MAX_EXTENDS_DEPTH} files (is there a cycle?); extend a file that extends nothing"
+            )));
+        }
+        let mut layered = Layered::of(&read_text(&base)?, &base, depth + 1)?;
+        overlay(&mut layered.table, table);
+        layered.folders.extend(own);
+        Ok(layered)
+    }
+}
+
+/// Merges `top` onto `base`: tables merge key by key (except the opaque ones, which `top`
+/// replaces whole), every other value of `top` replaces `base`'s.
+fn overlay(base: &mut toml::Table, top: toml::Table) {
+    for (key, value) in top {
+        match (base.get_mut(&key), value) {
+            (Some(toml::Value::Table(under)), toml::Value::Table(over))
+                if !OPAQUE_TABLES.contains(&key.as_str()) =>
+            {
+                overlay(under, over)
+            }
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
+    }
+}
+
+/// The value at a dotted key of `table`.
+fn lookup<'t>(table: &'t toml::Table, dotted: &str) -> Option<&'t toml::Value> {
+    let mut parts = dotted.split('.');
+    let first = table.get(parts.next()?)?;
+    parts.try_fold(first, |value, part| value.as_table()?.get(part))
+}
+
+/// A config file's text: capped in size, a UTF-8 byte-order mark dropped, UTF-8 required.
+fn read_text(path: &Path) -> Result<String, ConfigError> {
+    let bytes =
+        crate::fsio::read_capped(path, MAX_CONFIG_BYTES).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+    std::str::from_utf8(bytes)
+        .map(str::to_owned)
+        .map_err(|e| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            message: format!(
+                "the file is not UTF-8 text: invalid byte at {}; save it as UTF-8",
+                crate::fsio::utf8_error_position(bytes, &e)
+            ),
+        })
 }
 
 /// Upper bounds of the open-ended numeric keys: far above any real use, low enough that no
@@ -797,7 +899,12 @@ mod tests {
         for name in ["pipeline.toml", "pipeline.local.toml"] {
             let config =
                 Config::load(&repo_file(name), &[]).unwrap_or_else(|e| panic!("{name}: {e}"));
-            assert_eq!(config.categories.len(), 10, "{name}");
+            assert!(
+                Category::ALL
+                    .iter()
+                    .all(|c| config.category(*c).items_per_request >= 1),
+                "{name}"
+            );
             assert!(config.author.prompts_dir.is_absolute(), "{name}");
             assert!(
                 config
@@ -1031,5 +1138,99 @@ mod tests {
         );
         assert_ne!(base, load(&["author.model=other/model"]));
         assert_ne!(base, load(&["release.seed=1"]));
+    }
+
+    /// Every leaf of `top` with its dotted key.
+    fn leaves(table: &toml::Table, prefix: &str, out: &mut Vec<(String, toml::Value)>) {
+        for (key, value) in table {
+            let dotted = format!("{prefix}{key}");
+            match value {
+                toml::Value::Table(inner) if !inner.is_empty() => {
+                    leaves(inner, &format!("{dotted}."), out)
+                }
+                other => out.push((dotted, other.clone())),
+            }
+        }
+    }
+
+    #[test]
+    fn the_local_profile_extends_pipeline_toml_and_holds_only_what_differs() {
+        let top: toml::Table = std::fs::read_to_string(repo_file("pipeline.local.toml"))
+            .unwrap()
+            .parse()
+            .unwrap();
+        let base: toml::Table = std::fs::read_to_string(repo_file("pipeline.toml"))
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(
+            top.get(EXTENDS).and_then(toml::Value::as_str),
+            Some("pipeline.toml")
+        );
+        let mut set = Vec::new();
+        leaves(&top, "", &mut set);
+        for (key, value) in set.iter().filter(|(key, _)| key != EXTENDS) {
+            assert_ne!(
+                lookup(&base, key),
+                Some(value),
+                "{key} repeats pipeline.toml"
+            );
+        }
+        let local = Config::load(&repo_file("pipeline.local.toml"), &[]).unwrap();
+        let row = local.category(Category::MemoryUpdate).target;
+        assert_eq!(
+            (row.c, row.d, row.l),
+            (0.45, 1, 512),
+            "rows come from the base"
+        );
+        assert!(
+            local.author.extra_body.is_empty(),
+            "extra_body is replaced whole"
+        );
+        assert_eq!(local.author.domains.len(), 12);
+    }
+
+    #[test]
+    fn an_overlay_merges_tables_replaces_values_and_resolves_paths_where_they_are_set() {
+        let dir = tempfile::tempdir().unwrap();
+        let shared = dir.path().join("shared");
+        let profile = dir.path().join("profile");
+        std::fs::create_dir_all(&shared).unwrap();
+        std::fs::create_dir_all(&profile).unwrap();
+        std::fs::copy(repo_file("pipeline.toml"), shared.join("base.toml")).unwrap();
+        std::fs::write(
+            profile.join("mine.toml"),
+            "extends = \"../shared/base.toml\"\n[release]\nout_dir = \"runs\"\nper_category = 7\n[author.extra_body]\nfoo = 1\n",
+        )
+        .unwrap();
+        let config = Config::load(&profile.join("mine.toml"), &[]).unwrap();
+        assert_eq!(config.release.per_category, 7);
+        assert_eq!(
+            config.release.version, "v2",
+            "unset keys come from the base"
+        );
+        assert_eq!(config.release.out_dir, profile.join("runs"));
+        assert_eq!(config.author.prompts_dir, profile.join("../shared/prompts"));
+        assert_eq!(
+            config.author.extra_body.len(),
+            1,
+            "the base's reasoning_format is gone"
+        );
+    }
+
+    #[test]
+    fn a_chain_of_extends_that_loops_is_refused_naming_extends() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.toml"), "extends = \"b.toml\"\n").unwrap();
+        std::fs::write(dir.path().join("b.toml"), "extends = \"a.toml\"\n").unwrap();
+        let err = Config::load(&dir.path().join("a.toml"), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("`extends` chains through more than"), "{err}");
+        std::fs::write(dir.path().join("c.toml"), "extends = 3\n").unwrap();
+        let err = Config::load(&dir.path().join("c.toml"), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("`extends` must name the config file"), "{err}");
     }
 }

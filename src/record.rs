@@ -49,6 +49,11 @@ impl Category {
         }
     }
 
+    /// The category's place in [`Category::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
     pub fn from_name(name: &str) -> Option<Category> {
         Category::ALL.into_iter().find(|c| c.name() == name)
     }

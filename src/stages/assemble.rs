@@ -384,7 +384,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<()> {
             });
         }
         counts.insert(category, chosen.len());
-        let row = config.category(category).target();
+        let row = config.category(category).target;
         for item in chosen {
             *domain_counts
                 .entry(category)
@@ -475,7 +475,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<()> {
         keep_flagged,
         target_rows: Category::ALL
             .into_iter()
-            .map(|c| (c, config.category(c).target()))
+            .map(|c| (c, config.category(c).target))
             .collect(),
     };
     let written = release::write_release(ctx.out_dir(), &records, &info)?;
