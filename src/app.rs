@@ -42,7 +42,7 @@ pub async fn run(cli: Cli, printer: &Printer) -> Result<ExitCode> {
         Command::Run { batch, assemble } => (batch.clone(), assemble.clone(), Steps::ALL),
     };
     prepare_out_dir(&out_dir)?;
-    let _lock = OutLock::acquire(&out_dir)?;
+    let _lock = OutLock::acquire(&out_dir, printer)?;
     run_steps(&config, &out_dir, printer, &batch, &assemble, steps).await
 }
 
@@ -180,6 +180,12 @@ fn status(config: &Config, out_dir: &Path, printer: &Printer) -> Result<ExitCode
         }
     }
     let cache = crate::batch::cache::Cache::open(&state.cache())?;
+    if let Some(line) = cache.torn_line() {
+        printer.warn(format!(
+            "{}: cut off its torn last line {line}, left by a crash; a re-run collects that outcome again",
+            state.cache().display()
+        ));
+    }
     lines.push(format!("response cache: {} result(s)", cache.len()));
     printer.out(lines.join("\n"));
     Ok(ExitCode::SUCCESS)
@@ -212,7 +218,7 @@ async fn cancel(config: &Config, out_dir: &Path, printer: &Printer) -> Result<Ex
         printer.out("no running batches in this out dir");
         return Ok(ExitCode::SUCCESS);
     }
-    let client = crate::batch::client::Client::new(&config.api)?;
+    let client = crate::batch::client::Client::new(&config.api, printer)?;
     for (job, id) in running {
         let batch = client.cancel_batch(&id).await?;
         printer.out(format!("job {job}: batch {id} is {}", batch.status));

@@ -262,40 +262,80 @@ pub struct Price {
 }
 
 /// One `[categories.<name>]` table: the category's target-action row and how it is authored.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone)]
 pub struct CategoryConfig {
     /// `c, T, p, d, L`: every record's `target_action`, `T`, `top_p`, `mode` and `max_new`
     /// derive from it.
-    #[serde(flatten)]
     pub target: TargetRow,
     pub items_per_request: usize,
-    #[serde(default)]
     pub max_tokens: Option<u32>,
     /// Fewest words in a prompt of this category; below it the item is junk. Unset: the
     /// validator's default for the category.
-    #[serde(default)]
     pub min_prompt_words: Option<usize>,
-    /// Keys the table has that none of the above names (refused by `check`: flattening the row
-    /// rules out serde's own `deny_unknown_fields`).
-    #[serde(flatten)]
-    unknown: BTreeMap<String, toml::Value>,
+}
+
+/// The authoring keys of a category table, beside its target row's.
+#[derive(Debug, Clone, Deserialize)]
+struct Authoring {
+    items_per_request: usize,
+    #[serde(default)]
+    max_tokens: Option<u32>,
+    #[serde(default)]
+    min_prompt_words: Option<usize>,
+}
+
+const AUTHORING_KEYS: [&str; 3] = ["items_per_request", "max_tokens", "min_prompt_words"];
+
+impl CategoryConfig {
+    /// Reads the table of `category`: its row and its authoring keys, each error naming the
+    /// key's full path.
+    fn read(category: Category, table: toml::Table) -> Result<CategoryConfig, String> {
+        let within = |e: toml::de::Error| {
+            e.to_string()
+                .trim_end()
+                .replace("in `", &format!("in `categories.{category}."))
+        };
+        if let Some(unknown) = table.keys().find(|key| {
+            !TargetRow::KEYS.contains(&key.as_str()) && !AUTHORING_KEYS.contains(&key.as_str())
+        }) {
+            return Err(format!(
+                "unknown key `categories.{category}.{unknown}`, expected one of {}",
+                TargetRow::KEYS
+                    .iter()
+                    .chain(&AUTHORING_KEYS)
+                    .map(|key| format!("`{key}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        let value = toml::Value::Table(table);
+        let target: TargetRow = value.clone().try_into().map_err(within)?;
+        let authoring: Authoring = value.try_into().map_err(within)?;
+        Ok(CategoryConfig {
+            target,
+            items_per_request: authoring.items_per_request,
+            max_tokens: authoring.max_tokens,
+            min_prompt_words: authoring.min_prompt_words,
+        })
+    }
 }
 
 /// The ten category tables, one per [`Category`], so that every category has its row.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(try_from = "BTreeMap<Category, CategoryConfig>")]
+#[serde(try_from = "BTreeMap<Category, toml::Table>")]
 pub struct Categories([CategoryConfig; 10]);
 
-impl TryFrom<BTreeMap<Category, CategoryConfig>> for Categories {
+impl TryFrom<BTreeMap<Category, toml::Table>> for Categories {
     type Error = String;
 
-    fn try_from(mut tables: BTreeMap<Category, CategoryConfig>) -> Result<Categories, String> {
+    fn try_from(mut tables: BTreeMap<Category, toml::Table>) -> Result<Categories, String> {
         let missing = |category: Category| {
             format!("missing table [categories.{category}] (every category needs its target action c, T, p, d, L and items_per_request)")
         };
         let mut rows = Vec::with_capacity(Category::ALL.len());
         for category in Category::ALL {
-            rows.push(tables.remove(&category).ok_or_else(|| missing(category))?);
+            let table = tables.remove(&category).ok_or_else(|| missing(category))?;
+            rows.push(CategoryConfig::read(category, table)?);
         }
         <[CategoryConfig; 10]>::try_from(rows)
             .map(Categories)
@@ -540,11 +580,6 @@ impl Config {
         for category in Category::ALL {
             let key = format!("categories.{category}");
             let table = self.category(category);
-            if let Some(unknown) = table.unknown.keys().next() {
-                return Err(format!(
-                    "unknown key `{key}.{unknown}`; a category table holds c, T, p, d, L, items_per_request, max_tokens and min_prompt_words"
-                ));
-            }
             let row = &table.target;
             require(
                 (0.0..=1.0).contains(&row.c),

@@ -1128,6 +1128,7 @@ impl SurvivorIndex for MinHashIndex<'_> {
 }
 
 #[cfg(test)]
+#[allow(clippy::print_stdout)] // test reports, not user output
 mod tests {
     use super::*;
     use std::time::Instant;

@@ -14,7 +14,7 @@ pub fn crash_point(step: &str) {
         None => (spec, 1),
     };
     if name == step && PASSED.fetch_add(1, Ordering::SeqCst) + 1 == nth {
-        eprintln!("test hook: crashing after step `{step}`");
+        crate::ui::Printer::default().warn(format!("test hook: crashing after step `{step}`"));
         std::process::abort();
     }
 }

@@ -1,5 +1,7 @@
 //! saseval-gen: rebuilds the SASEval prompt set through LLM batch APIs or a local model, and
 //! publishes hashed, verified releases. The binary in `main.rs` is a thin shell over this crate.
+//! All user output goes through `ui::Printer`; the print lints below keep it that way.
+#![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod app;
 pub mod batch;

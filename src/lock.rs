@@ -1,6 +1,7 @@
 //! One process per out dir: a lock file holding the owner's pid. A second `saseval-gen` on the
 //! same out dir is refused; a lock left by a dead process is taken over.
 
+use crate::ui::Printer;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -24,7 +25,7 @@ pub struct OutLock {
 }
 
 impl OutLock {
-    pub fn acquire(out_dir: &Path) -> Result<OutLock, LockError> {
+    pub fn acquire(out_dir: &Path, printer: &Printer) -> Result<OutLock, LockError> {
         let path = out_dir.join(".saseval.lock");
         let io = |source| LockError::Io {
             dir: out_dir.to_path_buf(),
@@ -54,7 +55,10 @@ impl OutLock {
                             })
                         }
                         _ => {
-                            tracing::warn!(lock = %path.display(), "taking over a stale lock left by a process that is gone");
+                            printer.warn(format!(
+                                "taking over the stale lock {} left by a process that is gone",
+                                path.display()
+                            ));
                             match std::fs::remove_file(&path) {
                                 Ok(()) => {}
                                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -93,11 +97,11 @@ mod tests {
     #[test]
     fn second_lock_in_same_dir_is_refused_while_owner_lives() {
         let dir = tempfile::tempdir().unwrap();
-        let _first = OutLock::acquire(dir.path()).unwrap();
+        let _first = OutLock::acquire(dir.path(), &crate::ui::Printer::default()).unwrap();
         // Pretend a live foreign process holds it: pid 1 always exists.
         std::fs::write(dir.path().join(".saseval.lock"), "1").unwrap();
         assert!(matches!(
-            OutLock::acquire(dir.path()),
+            OutLock::acquire(dir.path(), &crate::ui::Printer::default()),
             Err(LockError::Held { pid: 1, .. })
         ));
     }
@@ -106,7 +110,7 @@ mod tests {
     fn stale_lock_of_dead_pid_is_taken_over_and_released_on_drop() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(".saseval.lock"), "999999999").unwrap();
-        let lock = OutLock::acquire(dir.path()).unwrap();
+        let lock = OutLock::acquire(dir.path(), &crate::ui::Printer::default()).unwrap();
         let owner = std::fs::read_to_string(dir.path().join(".saseval.lock")).unwrap();
         assert_eq!(owner, std::process::id().to_string());
         drop(lock);

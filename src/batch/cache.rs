@@ -110,19 +110,23 @@ pub struct Cache {
     index: HashMap<(String, String), Span>,
     len_bytes: u64,
     lines: usize,
+    /// The line number of a torn last line that `open` cut off.
+    torn_line: Option<usize>,
     /// Read with positioned reads, so that threads share it without a lock.
     reader: OnceLock<File>,
 }
 
 impl Cache {
-    /// Loads the cache index. A torn last line (a crash during an append) is cut off with a
-    /// warning: its outcome is re-collected from the journal. Any other damage is an error.
+    /// Loads the cache index. A torn last line (a crash during an append) is cut off, and
+    /// [`Cache::torn_line`] says so: its outcome is re-collected from the journal. Any other
+    /// damage is an error.
     pub fn open(path: &Path) -> Result<Cache, CacheError> {
         let mut cache = Cache {
             path: path.to_path_buf(),
             index: HashMap::new(),
             len_bytes: 0,
             lines: 0,
+            torn_line: None,
             reader: OnceLock::new(),
         };
         let file = match File::open(path) {
@@ -141,7 +145,7 @@ impl Cache {
                 break;
             }
             if buf.last() != Some(&b'\n') {
-                tracing::warn!(path = %path.display(), line = cache.lines + 1, "cutting off a torn last cache line left by a crash; its outcome is re-collected");
+                cache.torn_line = Some(cache.lines + 1);
                 let file = OpenOptions::new()
                     .write(true)
                     .open(path)
@@ -166,6 +170,11 @@ impl Cache {
             cache.len_bytes += n as u64;
         }
         Ok(cache)
+    }
+
+    /// The line number of the torn last line `open` cut off (a crash during an append).
+    pub fn torn_line(&self) -> Option<usize> {
+        self.torn_line
     }
 
     pub fn contains(&self, custom_id: &str, body_sha256: &str) -> bool {

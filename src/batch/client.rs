@@ -9,6 +9,7 @@ use super::status::BatchStatus;
 use super::untrusted::{self, Redactor};
 use crate::config::Api;
 use crate::endpoint::EndpointError;
+use crate::ui::Printer;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -219,6 +220,8 @@ pub struct Client {
     key: ApiKey,
     redactor: Redactor,
     retry: RetryPolicy,
+    /// Says when a call is retried.
+    printer: Printer,
 }
 
 /// Whether a request may be sent again when its reply is lost.
@@ -261,7 +264,7 @@ enum Attempt<T> {
 }
 
 impl Client {
-    pub fn new(api: &Api) -> Result<Client, ClientError> {
+    pub fn new(api: &Api, printer: &Printer) -> Result<Client, ClientError> {
         crate::endpoint::check_base_url(&api.base_url)?;
         let key = ApiKey::from_env(&api.api_key_env)?;
         let http = reqwest::Client::builder()
@@ -283,6 +286,7 @@ impl Client {
                 initial: Duration::from_secs_f64(api.retry_initial_secs),
                 max_retries: api.max_retries,
             },
+            printer: printer.clone(),
         })
     }
 
@@ -370,7 +374,10 @@ impl Client {
                         });
                     };
                     let wait = after.unwrap_or(backoff);
-                    tracing::warn!(what, %message, wait_secs = wait.as_secs_f64(), "retrying");
+                    self.printer.warn(format!(
+                        "{what}: {message}; retrying in {:.1} s",
+                        wait.as_secs_f64()
+                    ));
                     tokio::time::sleep(wait).await;
                 }
             }

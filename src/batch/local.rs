@@ -644,6 +644,7 @@ fn parse_response_format(format: Option<&Value>) -> Result<Option<String>, Local
 }
 
 #[cfg(test)]
+#[allow(clippy::print_stdout)] // test reports, not user output
 mod tests {
     use super::*;
     use std::path::Path;

@@ -402,6 +402,12 @@ impl<'a> Runner<'a> {
             source: e,
         })?;
         let cache = Cache::open(&state.cache())?;
+        if let Some(line) = cache.torn_line() {
+            printer.warn(format!(
+                "{}: cut off its torn last line {line}, left by a crash; that outcome is collected again",
+                state.cache().display()
+            ));
+        }
         Ok(Runner {
             config,
             state,

@@ -67,7 +67,7 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
     }
 
     pub async fn run(mut self, pending: &[&Request]) -> Result<(), BatchError> {
-        let client = Client::new(&self.runner.config.api)?;
+        let client = Client::new(&self.runner.config.api, self.runner.printer)?;
         let mut journal = Journal::load(&self.runner.state.journal_dir(), &self.job)?;
         self.recollect(&client, &journal, pending).await?;
         let mut rounds = 0;
@@ -512,7 +512,9 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
                         .filter_map(|f| f.filename.map(|name| (name, f.id)))
                         .collect(),
                     Err(e) if e.is_unsupported_reply() => {
-                        tracing::warn!(error = %e, "listing files failed; uploading anew (an upload alone costs nothing)");
+                        self.runner.printer.warn(format!(
+                            "listing files failed ({e}); uploading anew (an upload alone costs nothing)"
+                        ));
                         BTreeMap::new()
                     }
                     Err(e) => return Err(e.into()),

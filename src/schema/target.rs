@@ -17,6 +17,9 @@ pub struct TargetRow {
 }
 
 impl TargetRow {
+    /// The row's keys, as a category table spells them.
+    pub const KEYS: [&'static str; 5] = ["c", "T", "p", "d", "L"];
+
     /// `[c, T, p, d, L/2048]`, the record's `target_action`.
     pub fn target_action(&self) -> [f64; 5] {
         [
