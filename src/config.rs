@@ -403,7 +403,8 @@ impl Config {
         config.resolve_paths(&folders);
         let mut sets = overrides.iter().filter_map(|arg| Override::parse(arg).ok());
         config.check().map_err(|message| {
-            match sets.find(|set| message.contains(&format!("`{}`", set.key()))) {
+            // The last --set of a key is the one in effect, so it is the one to blame.
+            match sets.rfind(|set| message.contains(&format!("`{}`", set.key()))) {
                 Some(set) => ConfigError::BadOverride {
                     arg: set.arg,
                     message,
@@ -1267,5 +1268,11 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("`extends` must name the config file"), "{err}");
+    }
+
+    #[test]
+    fn an_out_of_range_set_blames_the_set_in_effect_the_last_of_its_key() {
+        let err = load_error(&["release.per_category=4", "release.per_category=0"]);
+        assert!(err.starts_with("--set release.per_category=0:"), "{err}");
     }
 }

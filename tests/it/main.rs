@@ -11,6 +11,7 @@ mod responders;
 mod world;
 
 mod author;
+mod cli_text;
 mod config;
 mod local;
 mod readers;

@@ -1,0 +1,94 @@
+//! The exact text the CLI prints, pinned by snapshots (`tests/it/snapshots/`): `status`, the
+//! author and repair summaries, `author --dry-run`, and the main error messages. A change of
+//! wording or of a column is then a reviewed diff (`cargo insta review`), never an accident.
+//! Paths of the temporary out dir and the fake's port are replaced by placeholders.
+
+use saseval_testkit::fake_api::FakeApi;
+
+use crate::responders::{good_responder, repair_responder};
+use crate::world::{repo, World};
+
+/// `text` with what differs between runs replaced: the out dir, the fake's address, the repo.
+fn stable(world: &World, fake: Option<&FakeApi>, text: &str) -> String {
+    let mut text = text.replace(&world.out().display().to_string(), "[OUT]");
+    if let Some(fake) = fake {
+        text = text.replace(&fake.base_url(), "[API]");
+    }
+    text.replace(&repo().display().to_string(), "[REPO]")
+}
+
+#[test]
+fn the_author_summary_prints_each_round_and_the_totals_in_aligned_columns() {
+    let fake = FakeApi::start(good_responder());
+    let world = World::new(&fake);
+    let run = world.run(&["author"]);
+    run.success();
+    insta::assert_snapshot!("author_stdout", stable(&world, Some(&fake), &run.stdout));
+    insta::assert_snapshot!("author_stderr", stable(&world, Some(&fake), &run.stderr));
+}
+
+#[test]
+fn status_lists_every_submission_and_what_a_rerun_does_next() {
+    let fake = FakeApi::start(good_responder());
+    let world = World::new(&fake);
+    world.run(&["author"]).success();
+    let run = world.run(&["status"]);
+    run.success();
+    insta::assert_snapshot!("status", stable(&world, Some(&fake), &run.stdout));
+}
+
+#[test]
+fn the_repair_summary_counts_by_category_and_by_verifier() {
+    let fake = FakeApi::start(repair_responder());
+    let world = World::new(&fake).set("repair.models=[\"v-a\", \"v-b\"]");
+    world.run(&["author"]).success();
+    let run = world.run(&["repair"]);
+    run.success();
+    insta::assert_snapshot!("repair_stdout", stable(&world, Some(&fake), &run.stdout));
+}
+
+#[test]
+fn the_dry_run_prints_requests_tokens_and_cost_per_category() {
+    let world = World::with_url("http://127.0.0.1:9/v1".into());
+    let run = world.run(&["author", "--dry-run"]);
+    run.success();
+    insta::assert_snapshot!("dry_run", stable(&world, None, &run.stdout));
+}
+
+#[test]
+fn the_main_error_messages_say_what_is_wrong_and_what_to_do() {
+    let world = World::with_url("http://127.0.0.1:9/v1".into());
+    let cases: [(&str, &[&str], &[(&str, &str)]); 5] = [
+        ("missing_key", &["author"], &[("SASEVAL_TEST_KEY", "")]),
+        ("repair_first", &["repair"], &[]),
+        ("assemble_first", &["assemble"], &[]),
+        (
+            "bad_set",
+            &["--set", "release.per_category=0", "author"],
+            &[],
+        ),
+        (
+            "insecure_url",
+            &["--set", "api.base_url=http://10.1.2.3/v1", "author"],
+            &[],
+        ),
+    ];
+    let mut text = String::new();
+    for (name, args, env) in cases {
+        let mut cmd = world.command(args);
+        for (key, value) in env {
+            if value.is_empty() {
+                cmd.env_remove(key);
+            } else {
+                cmd.env(key, value);
+            }
+        }
+        let output = cmd.output().expect("the binary runs");
+        text.push_str(&format!(
+            "## {name} (exit {:?})\n{}\n",
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    insta::assert_snapshot!("errors", stable(&world, None, &text));
+}
