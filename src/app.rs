@@ -278,5 +278,5 @@ fn verify(cli: &Cli, path: &Path, check_actions: bool, printer: &Printer) -> Res
     )];
     lines.extend(report.problems.iter().map(|p| format!("  {p}")));
     printer.out(lines.join("\n"));
-    Ok(ExitCode::from(1))
+    Ok(ExitCode::from(crate::exit::RUNTIME))
 }

@@ -16,10 +16,7 @@ use crate::release::ReleaseError;
 use crate::templates::TemplateError;
 use crate::verify::VerifyError;
 
-/// Exit code of a runtime failure.
-pub const RUNTIME: u8 = 1;
-/// Exit code of a usage or configuration error.
-pub const USAGE: u8 = 2;
+pub use crate::exit::{RUNTIME, USAGE};
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

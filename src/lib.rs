@@ -12,6 +12,7 @@ pub mod dedup;
 pub mod digest;
 pub mod endpoint;
 pub mod error;
+pub mod exit;
 pub mod expr;
 pub mod fsio;
 pub mod grade;
@@ -19,6 +20,7 @@ pub mod hooks;
 pub mod jsonl;
 pub mod lock;
 pub mod numeric;
+
 pub mod parallel;
 #[cfg(test)]
 mod proptests;

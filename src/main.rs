@@ -25,7 +25,7 @@ fn main() -> ExitCode {
         Ok(rt) => rt,
         Err(e) => {
             printer.warn(format!("cannot start the async runtime: {e}"));
-            return ExitCode::from(saseval_gen::error::RUNTIME);
+            return ExitCode::from(saseval_gen::exit::RUNTIME);
         }
     };
     match runtime.block_on(app::run(cli, &printer)) {

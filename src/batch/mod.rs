@@ -203,7 +203,7 @@ pub enum BatchError {
 impl BatchError {
     /// Usage and configuration problems exit 2; everything else 1.
     pub fn code(&self) -> u8 {
-        use crate::error::{RUNTIME, USAGE};
+        use crate::exit::{RUNTIME, USAGE};
         match self {
             BatchError::ModelFileMissing { .. }
             | BatchError::NoLocalBackend

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::batch::Usage;
 use crate::record::Category;
 use crate::schema::{ReleaseRecord, TargetRow};
+use crate::usage::Usage;
 use crate::yields::RoundYield;
 
 /// Repair-stage numbers for one category.

@@ -10,9 +10,9 @@ use super::info::{
     AuditNumbers, DedupNumbers, FlagCounts, ReleaseInfo, RepairNumbers, Shortfall, VerifierNumbers,
 };
 use super::ReleaseError;
-use crate::batch::Usage;
 use crate::record::Category;
 use crate::schema::{json_number, ReleaseRecord, RowSource, TargetRow};
+use crate::usage::Usage;
 use crate::yields::RoundYield;
 
 #[derive(Serialize)]

@@ -6,7 +6,6 @@
 use super::{
     Ctx, AUTHORED, AUTHOR_SUMMARY, REJECTS, REPAIRED, REPAIR_REPORT, REPAIR_SUMMARY, USAGE,
 };
-use crate::batch::Usage;
 use crate::cli::AssembleArgs;
 use crate::config::Config;
 use crate::dedup::{self, Against, DedupConfig, DupKind, Method};
@@ -18,6 +17,7 @@ use crate::release::{
 use crate::schema::ReleaseRecord;
 use crate::seeded;
 use crate::stages::repair::Summary;
+use crate::usage::Usage;
 use crate::yields::RoundYield;
 use std::collections::BTreeMap;
 use std::path::Path;

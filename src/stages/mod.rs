@@ -45,9 +45,9 @@ impl Ctx<'_> {
 }
 
 /// Records the requests and tokens a stage's outcomes represent in `usage.json` (by stage).
-pub fn write_usage(ctx: &Ctx<'_>, stage: &str, usage: crate::batch::Usage) -> Result<()> {
+pub fn write_usage(ctx: &Ctx<'_>, stage: &str, usage: crate::usage::Usage) -> Result<()> {
     let path = ctx.out(USAGE);
-    let mut all: std::collections::BTreeMap<String, crate::batch::Usage> =
+    let mut all: std::collections::BTreeMap<String, crate::usage::Usage> =
         match std::fs::read(&path) {
             Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_default(),
             Err(_) => Default::default(),
