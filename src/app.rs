@@ -31,6 +31,23 @@ pub async fn run(cli: Cli, printer: &Printer) -> Result<ExitCode> {
         Command::Author { dry_run: true, .. } => {
             let templates = Templates::load(&config.author.prompts_dir)?;
             printer.out(stages::author::dry_run(&config, &templates)?);
+            printer.out(stages::plan::render(
+                &config,
+                &stages::plan::repair(&config, templates.verify.text()),
+            ));
+            if config.audit.models.is_empty() {
+                printer.out("audit: skipped (audit.models is empty)");
+            } else {
+                let audit = stages::audit::AuditTemplate::load(&config.author.prompts_dir)?;
+                printer.out(stages::plan::render(
+                    &config,
+                    &stages::plan::audit(&config, audit.template.text()),
+                ));
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Audit { dry_run: true, .. } => {
+            printer.out(stages::audit::dry_run(&config, &out_dir)?);
             return Ok(ExitCode::SUCCESS);
         }
         Command::Status => return status(&config, &out_dir, printer),
@@ -38,6 +55,7 @@ pub async fn run(cli: Cli, printer: &Printer) -> Result<ExitCode> {
         Command::Verify { .. } => return Ok(ExitCode::SUCCESS),
         Command::Author { batch, .. } => (batch.clone(), AssembleArgs::default(), Steps::AUTHOR),
         Command::Repair { batch } => (batch.clone(), AssembleArgs::default(), Steps::REPAIR),
+        Command::Audit { batch, .. } => (batch.clone(), AssembleArgs::default(), Steps::AUDIT),
         Command::Assemble { assemble } => (BatchArgs::default(), assemble.clone(), Steps::ASSEMBLE),
         Command::Run { batch, assemble } => (batch.clone(), assemble.clone(), Steps::ALL),
     };
@@ -49,28 +67,37 @@ pub async fn run(cli: Cli, printer: &Printer) -> Result<ExitCode> {
 struct Steps {
     author: bool,
     repair: bool,
+    audit: bool,
     assemble: bool,
 }
 
 impl Steps {
+    const NONE: Steps = Steps {
+        author: false,
+        repair: false,
+        audit: false,
+        assemble: false,
+    };
     const AUTHOR: Steps = Steps {
         author: true,
-        repair: false,
-        assemble: false,
+        ..Steps::NONE
     };
     const REPAIR: Steps = Steps {
-        author: false,
         repair: true,
-        assemble: false,
+        ..Steps::NONE
+    };
+    const AUDIT: Steps = Steps {
+        audit: true,
+        ..Steps::NONE
     };
     const ASSEMBLE: Steps = Steps {
-        author: false,
-        repair: false,
         assemble: true,
+        ..Steps::NONE
     };
     const ALL: Steps = Steps {
         author: true,
         repair: true,
+        audit: true,
         assemble: true,
     };
 }
@@ -109,6 +136,9 @@ async fn run_steps(
         if stages::repair::run(&mut ctx, t).await? == StageEnd::Waiting {
             return Ok(ExitCode::SUCCESS);
         }
+    }
+    if steps.audit && stages::audit::run(&mut ctx).await? == StageEnd::Waiting {
+        return Ok(ExitCode::SUCCESS);
     }
     if steps.assemble {
         stages::assemble::run(&mut ctx, assemble)?;

@@ -32,7 +32,8 @@ pub enum Command {
     Author {
         #[command(flatten)]
         batch: BatchArgs,
-        /// Render round 0, print request counts, token and cost estimates; submit nothing.
+        /// Print round 0's requests and the planned repair and audit requests, with token and
+        /// cost estimates; submit nothing.
         #[arg(long)]
         dry_run: bool,
     },
@@ -41,12 +42,20 @@ pub enum Command {
         #[command(flatten)]
         batch: BatchArgs,
     },
+    /// Have the panel (audit.models) answer every item; flag keys it does not reach.
+    Audit {
+        #[command(flatten)]
+        batch: BatchArgs,
+        /// Print the panel's request count and worst-case cost; submit nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Deduplicate, trim, attach target actions and write the hashed release.
     Assemble {
         #[command(flatten)]
         assemble: AssembleArgs,
     },
-    /// author, repair and assemble in one go.
+    /// author, repair, audit and assemble in one go.
     Run {
         #[command(flatten)]
         batch: BatchArgs,

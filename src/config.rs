@@ -34,6 +34,8 @@ pub struct Config {
     pub author: Author,
     pub repair: Repair,
     #[serde(default)]
+    pub audit: Audit,
+    #[serde(default)]
     pub assemble: Assemble,
     #[serde(default)]
     pub prices: BTreeMap<String, Price>,
@@ -227,6 +229,73 @@ pub struct Repair {
 
 fn default_repair_cost() -> f64 {
     10.0
+}
+
+/// `[audit]`: the answering panel. Sampling keys left unset come from each category's target
+/// row (`T`, `p`, `L`), as the benchmark's panel will answer.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Audit {
+    /// The panel; empty means no audit.
+    #[serde(default = "default_panel")]
+    pub models: Vec<String>,
+    /// Panel models that must reach the key; unset: a majority of the panel.
+    #[serde(default)]
+    pub min_correct: Option<usize>,
+    #[serde(default)]
+    pub max_tokens: Option<u32>,
+    #[serde(default)]
+    pub temperature: Option<f64>,
+    #[serde(default)]
+    pub top_p: Option<f64>,
+    #[serde(default = "default_audit_cost")]
+    pub max_cost_usd: f64,
+    #[serde(default)]
+    pub extra_body: toml::Table,
+    /// Ask the context categories' questions once more without their context.
+    #[serde(default = "default_context_probe")]
+    pub context_probe: bool,
+}
+
+impl Default for Audit {
+    fn default() -> Self {
+        Audit {
+            models: default_panel(),
+            min_correct: None,
+            max_tokens: None,
+            temperature: None,
+            top_p: None,
+            max_cost_usd: default_audit_cost(),
+            extra_body: toml::Table::new(),
+            context_probe: default_context_probe(),
+        }
+    }
+}
+
+impl Audit {
+    /// Panel models that must reach a key for it to pass.
+    pub fn min_correct(&self) -> usize {
+        self.min_correct.unwrap_or(self.models.len() / 2 + 1)
+    }
+}
+
+/// The card's pilot panel on Groq.
+fn default_panel() -> Vec<String> {
+    [
+        "llama-3.3-70b-versatile",
+        "qwen/qwen3-32b",
+        "openai/gpt-oss-120b",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+fn default_audit_cost() -> f64 {
+    10.0
+}
+
+fn default_context_probe() -> bool {
+    true
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -434,6 +503,37 @@ impl Config {
         self.categories.get(category)
     }
 
+    fn check_audit(&self) -> Result<(), String> {
+        let au = &self.audit;
+        for model in &au.models {
+            model_name(model, "audit.models")?;
+            require(
+                !model.ends_with(crate::panel::NO_CONTEXT_SUFFIX),
+                "audit.models",
+                "model names that do not end in `/no-context` (it marks the context probe's custom_ids)",
+            )?;
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        require(
+            au.models.iter().all(|m| seen.insert(m)),
+            "audit.models",
+            "distinct model names",
+        )?;
+        if let Some(n) = au.min_correct {
+            whole(n, "audit.min_correct", 0, au.models.len())?;
+        }
+        if let Some(t) = au.max_tokens {
+            whole(t, "audit.max_tokens", 1, MAX_TOKENS)?;
+        }
+        if let Some(t) = au.temperature {
+            number(t, "audit.temperature", 0.0, 2.0)?;
+        }
+        if let Some(p) = au.top_p {
+            require(p > 0.0 && p <= 1.0, "audit.top_p", "a top-p in (0, 1]")?;
+        }
+        number(au.max_cost_usd, "audit.max_cost_usd", 0.0, MAX_COST_USD)
+    }
+
     fn check(&self) -> Result<(), String> {
         let r = &self.release;
         require(
@@ -557,6 +657,7 @@ impl Config {
             "repair.models",
             "distinct model names",
         )?;
+        self.check_audit()?;
         require(
             (0.0..=1.0).contains(&self.assemble.near_dup_threshold)
                 && self.assemble.near_dup_threshold > 0.0,
@@ -1109,6 +1210,31 @@ mod tests {
             let err = load_error(args);
             assert!(err.contains(key), "{args:?}: {err}");
         }
+    }
+
+    #[test]
+    fn the_audit_panel_is_checked_at_load() {
+        for (args, wanted) in [
+            (&["audit.models=[\"a\", \"a\"]"][..], "distinct model names"),
+            (&["audit.models=[\"m/no-context\"]"][..], "/no-context"),
+            (&["audit.models=[\" \"]"][..], "audit.models"),
+            (
+                &["audit.models=[\"a\", \"b\"]", "audit.min_correct=3"][..],
+                "audit.min_correct",
+            ),
+            (&["audit.max_tokens=0"][..], "audit.max_tokens"),
+            (&["audit.top_p=0"][..], "audit.top_p"),
+            (&["audit.max_cost_usd=-1"][..], "audit.max_cost_usd"),
+        ] {
+            let err = load_error(args);
+            assert!(err.contains(wanted), "{args:?}: {err}");
+        }
+        let load = |set: &str| {
+            Config::load(&repo_file("pipeline.toml"), &[set.to_string()]).expect("valid")
+        };
+        let four = load("audit.models=[\"a\", \"b\", \"c\", \"d\"]");
+        assert_eq!(four.audit.min_correct(), 3, "a majority of four");
+        assert!(load("audit.models=[]").audit.models.is_empty());
     }
 
     #[test]

@@ -58,6 +58,13 @@ pub enum Error {
     /// A stage's input does not exist yet; `next` is what to run first.
     #[error("{} does not exist: {next}", path.display())]
     MissingInput { path: PathBuf, next: &'static str },
+    /// A stage's input changed after the stage that reads it ran; `next` is what to re-run.
+    #[error("{} is stale: {input} changed after it was written; {next}", path.display())]
+    StaleInput {
+        path: PathBuf,
+        input: &'static str,
+        next: &'static str,
+    },
     /// An `--exclude` release that cannot be read as a release JSONL.
     #[error("--exclude {}{}: {reason}", path.display(), line.map(|n| format!(" line {n}")).unwrap_or_default())]
     Exclude {
@@ -127,6 +134,7 @@ impl Error {
             | Error::OutDirCreate { .. }
             | Error::OutDirNotWritable { .. }
             | Error::MissingInput { .. }
+            | Error::StaleInput { .. }
             | Error::Exclude { .. } => USAGE,
             Error::Batch(error) => error.code(),
             Error::Release(_)

@@ -20,6 +20,7 @@ pub mod hooks;
 pub mod jsonl;
 pub mod lock;
 pub mod numeric;
+pub mod panel;
 
 pub mod parallel;
 #[cfg(test)]

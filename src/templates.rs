@@ -27,6 +27,8 @@ pub const AUTHOR_REQUIRED: &[&str] = &["domain", "count"];
 pub const AUTHOR_ALLOWED: &[&str] = &["domain", "count", "max_gold_words"];
 /// The verifier template must insert the item's prompt verbatim.
 pub const VERIFY_REQUIRED: &[&str] = &["prompt"];
+/// So must the audit template (`audit.md`): the panel answers the prompt as the benchmark sends it.
+pub const AUDIT_REQUIRED: &[&str] = &["prompt"];
 
 #[derive(Debug, Clone)]
 pub struct Template {
@@ -89,6 +91,11 @@ impl Template {
             path: path.to_path_buf(),
             text,
         })
+    }
+
+    /// The template as written, placeholders and all.
+    pub fn text(&self) -> &str {
+        &self.text
     }
 
     /// Substitutes every placeholder; `vars` must hold each one the template uses.

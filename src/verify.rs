@@ -3,7 +3,7 @@
 //! failing to read the target is an error. Lines are read with a bound, so a huge or binary file
 //! yields problems, never an allocation the size of the file.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::fs::{self, File};
 use std::io::{self, BufRead, BufReader, Read};
@@ -16,7 +16,8 @@ use crate::digest::hex;
 use crate::grade::norm;
 use crate::record::Category;
 use crate::schema::columns::{
-    CATEGORY, DURABLE, GOLDS, ID, MAX_NEW, MODE, PROMPT, STALE, T, TARGET_ACTION, TOP_P,
+    CATEGORY, DURABLE, GOLDS, ID, MAX_NEW, MODE, NEEDS_REVIEW, PROMPT, STALE, T, TARGET_ACTION,
+    TOP_P,
 };
 use crate::schema::{card_row, column, Presence, TargetRow, COLUMNS, MAX_NEW_SCALE};
 
@@ -138,8 +139,9 @@ pub fn verify(
         .and_then(|m| m.sha256.clone());
     let counts = match expected {
         Expected::PerCategory(n) => Some(Category::ALL.into_iter().map(|c| (c, n)).collect()),
-        Expected::FromManifest => manifest.and_then(|m| m.counts),
+        Expected::FromManifest => manifest.as_ref().and_then(|m| m.counts.clone()),
     };
+    let flagged_prompts = manifest.map(|m| m.flagged_prompts).unwrap_or_default();
 
     let Some(jsonl) = jsonl else {
         return Ok(problems.into_report(Scan::default()));
@@ -156,6 +158,7 @@ pub fn verify(
         Err(source) => return Err(io_error(&jsonl)(source)),
     };
     let mut checker = Checker::new(options, counts, problems);
+    checker.flagged_prompts = flagged_prompts;
     let scan = checker.scan(file).map_err(io_error(&jsonl))?;
     let mut problems = checker.finish();
     if let Some(stated) = manifest_sha.filter(|stated| *stated != scan.sha256) {
@@ -231,10 +234,15 @@ struct Scan {
     sha256: String,
 }
 
+/// The manifest's list of flagged prompts' SHA-256 hashes.
+const FLAGGED_PROMPTS: &str = "flagged_prompts_sha256";
+
 struct ManifestFacts {
     prompts_file: Option<String>,
     counts: Option<BTreeMap<Category, usize>>,
     sha256: Option<String>,
+    /// `flagged_prompts_sha256`: prompts a record may carry only with `_needs_review: true`.
+    flagged_prompts: HashSet<String>,
 }
 
 fn read_manifest(dir: &Path, problems: &mut Problems) -> Result<ManifestFacts, VerifyError> {
@@ -243,6 +251,7 @@ fn read_manifest(dir: &Path, problems: &mut Problems) -> Result<ManifestFacts, V
         prompts_file: None,
         counts: None,
         sha256: None,
+        flagged_prompts: HashSet::new(),
     };
     let Some(text) = read_side_file(&path, problems)? else {
         return Ok(facts);
@@ -269,6 +278,26 @@ fn read_manifest(dir: &Path, problems: &mut Problems) -> Result<ManifestFacts, V
     match manifest.get("counts").and_then(Value::as_object) {
         Some(object) => facts.counts = Some(manifest_counts(object, problems)),
         None => problems.push(None, format!("{MANIFEST} has no \"counts\" object")),
+    }
+    match manifest.get(FLAGGED_PROMPTS) {
+        None => {}
+        Some(Value::Array(hashes)) => {
+            for hash in hashes {
+                match hash.as_str() {
+                    Some(hex) => {
+                        facts.flagged_prompts.insert(hex.to_ascii_lowercase());
+                    }
+                    None => problems.push(
+                        None,
+                        format!("{MANIFEST} {FLAGGED_PROMPTS} holds {hash}, not a hex string"),
+                    ),
+                }
+            }
+        }
+        Some(_) => problems.push(
+            None,
+            format!("{MANIFEST} {FLAGGED_PROMPTS} is not a list of hex strings"),
+        ),
     }
     Ok(facts)
 }
@@ -496,6 +525,7 @@ struct Checker<'a> {
     ids: HashMap<String, usize>,
     prompts: HashMap<[u8; 32], usize>,
     rows: BTreeMap<Category, SeenRow>,
+    flagged_prompts: HashSet<String>,
 }
 
 impl<'a> Checker<'a> {
@@ -514,6 +544,7 @@ impl<'a> Checker<'a> {
             ids: HashMap::new(),
             prompts: HashMap::new(),
             rows: BTreeMap::new(),
+            flagged_prompts: HashSet::new(),
         }
     }
 
@@ -634,6 +665,7 @@ impl<'a> Checker<'a> {
             }
         }
         if let Some(prompt) = prompt {
+            self.flagged_without_flag(line, record, prompt);
             let key: [u8; 32] = Sha256::digest(norm(prompt).as_bytes()).into();
             match self.prompts.get(&key) {
                 Some(first) => self.problems.push(
@@ -651,6 +683,27 @@ impl<'a> Checker<'a> {
         self.annotations(line, record, category);
         if let Some(action) = action {
             self.row(line, category, action);
+        }
+    }
+
+    /// A record whose prompt the manifest lists as flagged must say so.
+    fn flagged_without_flag(&mut self, line: usize, record: &Map<String, Value>, prompt: &str) {
+        if self.flagged_prompts.is_empty()
+            || record.get(NEEDS_REVIEW.name) == Some(&Value::Bool(true))
+        {
+            return;
+        }
+        if self
+            .flagged_prompts
+            .contains(&crate::digest::sha256_hex(prompt.as_bytes()))
+        {
+            self.problems.push(
+                Some(line),
+                format!(
+                    "its prompt is one {MANIFEST} lists in {FLAGGED_PROMPTS}, but the record lacks \"{}\": true",
+                    NEEDS_REVIEW.name
+                ),
+            );
         }
     }
 
@@ -1278,6 +1331,38 @@ mod tests {
         let records = records(2);
         let written = write_release(dir.path(), &records, &info(&records, 2)).expect("written");
         (dir, written.jsonl_name)
+    }
+
+    #[test]
+    fn a_record_whose_prompt_the_manifest_lists_as_flagged_must_carry_needs_review() {
+        use crate::release::{FlagOutcome, FlaggedItem};
+        let release = |needs_review: bool| {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let mut records = records(2);
+            records[0].needs_review = needs_review;
+            let mut info = info(&records, 2);
+            info.flagged = vec![FlaggedItem {
+                item_id: "author/simple_factual/0/0".to_string(),
+                category: Category::SimpleFactual,
+                prompt_sha256: crate::digest::sha256_hex(records[0].prompt.as_bytes()),
+                stage: "audit".to_string(),
+                reason: "panel_disagrees".to_string(),
+                detail: String::new(),
+                excerpt: String::new(),
+                outcome: FlagOutcome::Released(records[0].id.clone()),
+            }];
+            write_release(dir.path(), &records, &info).expect("written");
+            let report = verify_path(dir.path(), 2, &VerifyOptions::default()).expect("readable");
+            (dir, report)
+        };
+        let (_dir, flagged) = release(true);
+        assert!(flagged.problems.is_empty(), "{}", messages(&flagged));
+        let (_dir, unflagged) = release(false);
+        assert_eq!(unflagged.problems.len(), 1, "{}", messages(&unflagged));
+        assert_eq!(unflagged.problems[0].line, Some(1));
+        assert!(unflagged.problems[0]
+            .message
+            .contains("flagged_prompts_sha256, but the record lacks \"_needs_review\": true"));
     }
 
     #[test]

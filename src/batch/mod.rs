@@ -535,14 +535,7 @@ pub fn estimate_weighted<'r>(
     config: &Config,
     requests: impl IntoIterator<Item = (&'r Request, u64)>,
 ) -> CostEstimate {
-    let mut estimate = CostEstimate {
-        priced: true,
-        ..CostEstimate::default()
-    };
-    let discount = match config.api.provider {
-        Provider::Groq | Provider::Openai => config.api.batch_discount,
-        Provider::Local | Provider::File => 1.0,
-    };
+    let mut estimate = CostEstimate::zero();
     for (r, count) in requests {
         let input = r
             .body
@@ -551,7 +544,7 @@ pub fn estimate_weighted<'r>(
             .map(|m| {
                 m.iter()
                     .filter_map(|msg| msg.get("content").and_then(Value::as_str))
-                    .map(|c| c.chars().count() as u64 / 4 + 4)
+                    .map(message_tokens)
                     .sum::<u64>()
             })
             .unwrap_or(0);
@@ -561,18 +554,42 @@ pub fn estimate_weighted<'r>(
             .and_then(Value::as_u64)
             .unwrap_or(0);
         let (input, output) = (input.saturating_mul(count), output.saturating_mul(count));
-        estimate.input_tokens = estimate.input_tokens.saturating_add(input);
-        estimate.output_tokens = estimate.output_tokens.saturating_add(output);
-        match (config.api.provider, config.prices.get(r.model())) {
-            (Provider::Local | Provider::File, _) => {}
-            (_, Some(price)) => {
-                estimate.usd += (input as f64 * price.input_per_mtok
+        estimate.add(config, r.model(), input, output);
+    }
+    estimate
+}
+
+impl CostEstimate {
+    /// An estimate that counts nothing yet (every model seen so far is priced).
+    pub fn zero() -> CostEstimate {
+        CostEstimate {
+            priced: true,
+            ..CostEstimate::default()
+        }
+    }
+
+    /// Adds `input` and `output` tokens of `model` at its `[prices]` entry, with the batch
+    /// discount; local and file runs cost nothing, and an unpriced model counts as 0.
+    pub fn add(&mut self, config: &Config, model: &str, input: u64, output: u64) {
+        self.input_tokens = self.input_tokens.saturating_add(input);
+        self.output_tokens = self.output_tokens.saturating_add(output);
+        let discount = match config.api.provider {
+            Provider::Groq | Provider::Openai => config.api.batch_discount,
+            Provider::Local | Provider::File => return,
+        };
+        match config.prices.get(model) {
+            Some(price) => {
+                self.usd += (input as f64 * price.input_per_mtok
                     + output as f64 * price.output_per_mtok)
                     / 1e6
                     * (1.0 - discount);
             }
-            (_, None) => estimate.priced = false,
+            None => self.priced = false,
         }
     }
-    estimate
+}
+
+/// Tokens a message of `text` counts as in every estimate: characters / 4, plus 4.
+pub fn message_tokens(text: &str) -> u64 {
+    text.chars().count() as u64 / 4 + 4
 }

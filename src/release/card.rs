@@ -353,6 +353,7 @@ fn how_built(card: &mut String, info: &ReleaseInfo, records: &[ReleaseRecord]) {
             counts.checked, counts.agreed, counts.repaired, counts.flagged
         );
     }
+    audit_step(card, info);
     let dedup = &info.dedup;
     let flagged = if info.keep_flagged {
         "flagged items were kept and carry `_needs_review`".to_string()
@@ -364,9 +365,10 @@ fn how_built(card: &mut String, info: &ReleaseInfo, records: &[ReleaseRecord]) {
     };
     let _ = writeln!(
         card,
-        "3. **Assembly:** {} exact duplicates (same prompt after grading normalisation), {} near\n   \
+        "{}. **Assembly:** {} exact duplicates (same prompt after grading normalisation), {} near\n   \
          duplicates and {} copies of prompts in an earlier release were dropped; {flagged}; each category\n   \
          was trimmed to at most {} records (seeded, domain-balanced) and its target row attached.",
+        if info.audit.is_some() { 4 } else { 3 },
         group(dedup.exact),
         group(dedup.near),
         group(dedup.against_reference),
@@ -409,6 +411,81 @@ fn how_built(card: &mut String, info: &ReleaseInfo, records: &[ReleaseRecord]) {
     );
 }
 
+/// Step 3 when an audit ran: the panel, its rule and flags, and each panel model's accuracy on
+/// the released records per category.
+fn audit_step(card: &mut String, info: &ReleaseInfo) {
+    let Some(audit) = &info.audit else {
+        return;
+    };
+    let probe = if audit.context_probe {
+        " The questions of the context categories were also asked with their context removed."
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        card,
+        "3. **Audit panel:** every candidate was answered by {} as the benchmark's panel answers it\n   \
+         ({}), and each answer graded by the grader below. A key passed when at least {} of {} panel\n   \
+         models reached it; **{} of {} candidates passed**, and the rest were flagged `_needs_review`.{probe}",
+        model_list(&audit.models),
+        audit.sampling.describe(),
+        audit.min_correct,
+        audit.models.len(),
+        group(audit.passed),
+        group(audit.audited),
+    );
+    for (flag, n) in &audit.flags {
+        let _ = writeln!(
+            card,
+            "   - `{}` ({}): {}",
+            flag.code(),
+            group(*n),
+            flag.meaning()
+        );
+    }
+    if audit.golds_extended > 0 {
+        let _ = writeln!(
+            card,
+            "   - {} numeric keys gained surface variants of the same value so that correct answers grade.",
+            group(audit.golds_extended)
+        );
+    }
+    if audit.pass.is_empty() {
+        return;
+    }
+    let _ = write!(
+        card,
+        "\n   Accuracy of each panel model on this release's records (no governor in front):\n\n   | Category |"
+    );
+    for model in &audit.models {
+        let _ = write!(card, " `{}` |", table_cell(model));
+    }
+    let _ = write!(card, "\n   |---|");
+    for _ in &audit.models {
+        card.push_str("---|");
+    }
+    card.push('\n');
+    for (category, by_model) in &audit.pass {
+        let _ = write!(card, "   | `{category}` |");
+        for model in &audit.models {
+            match by_model.get(model) {
+                Some(p) if p.answered > 0 => {
+                    let _ = write!(
+                        card,
+                        " {:.1}% ({}/{}) |",
+                        100.0 * p.correct as f64 / p.answered as f64,
+                        p.correct,
+                        p.answered
+                    );
+                }
+                _ => card.push_str(" — |"),
+            }
+        }
+        card.push('\n');
+    }
+    card.push('\n');
+}
+
 fn intended_use(card: &mut String) {
     card.push_str(
         "## Intended use\n\n\
@@ -422,11 +499,21 @@ fn intended_use(card: &mut String) {
 
 fn limitations(card: &mut String, info: &ReleaseInfo, records: &[ReleaseRecord]) {
     card.push_str("## Limitations & known issues\n\n");
+    let checked = match &info.audit {
+        Some(audit) => format!(
+            "Every key was answered by an audit panel of {} model(s), and kept only when at least {}\n  \
+             reached it; a panel agreeing with a key does not prove it, and the benchmark's own panel may differ.",
+            audit.models.len(),
+            audit.min_correct
+        ),
+        None => "No audit panel answered the other golds: they were checked by rules (e.g. a document\n  \
+             item's gold must occur in its document), not re-solved."
+            .to_string(),
+    };
     let _ = writeln!(
         card,
-        "- **LLM-authored keys.** Every prompt and gold was written by `{}`. Only the numeric keys\n  \
-         (`reasoning`, `bloated_reasoning`) were re-solved by a second model; other golds were checked\n  \
-         by rules (e.g. a document item's gold must occur in its document), not re-solved.",
+        "- **LLM-authored keys.** Every prompt and gold was written by `{}`. The numeric keys\n  \
+         (`reasoning`, `bloated_reasoning`) were re-solved by independent models. {checked}",
         info.author_model
     );
     let flags = FlagCounts::of(records);

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::panel::Flag;
 use serde::{Deserialize, Serialize};
 
 use crate::record::Category;
@@ -45,18 +46,54 @@ pub struct VerifierNumbers {
     pub disagreed_with_key: usize,
 }
 
-/// The audit panel's numbers, once an audit ran: how often each panel model's answer graded
-/// correct under the card's grader.
+/// The audit panel's numbers, once an audit ran.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct AuditNumbers {
     /// The panel, in config order.
     pub models: Vec<String>,
-    /// Per category, per panel model.
+    /// Panel models that had to reach a key for it to pass.
+    pub min_correct: usize,
+    /// The context categories' questions were also asked without their context.
+    pub context_probe: bool,
+    pub sampling: PanelSampling,
+    /// Candidates audited, passed and flagged (before dedup and trimming).
+    pub audited: usize,
+    pub passed: usize,
+    /// Candidates per flag code (an item may carry several).
+    pub flags: BTreeMap<Flag, usize>,
+    /// Numeric keys given surface variants so that correct answers grade (value unchanged).
+    pub golds_extended: usize,
+    /// Per category, per panel model, over the records of this release: the Identity
+    /// governor's accuracy, since the panel answered the prompts unchanged.
     pub pass: BTreeMap<Category, BTreeMap<String, PassCount>>,
 }
 
+/// The `[audit]` sampling overrides; `None` means each category's target row (`T`, `p`, `L`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct PanelSampling {
+    pub temperature: Option<f64>,
+    pub top_p: Option<f64>,
+    pub max_tokens: Option<u32>,
+}
+
+impl PanelSampling {
+    /// In words: which value came from where.
+    pub fn describe(&self) -> String {
+        let part = |name: &str, value: Option<String>, row: &str| match value {
+            Some(v) => format!("{name} {v} (audit.{name})"),
+            None => format!("{name} = each category's {row}"),
+        };
+        [
+            part("temperature", self.temperature.map(|t| t.to_string()), "T"),
+            part("top_p", self.top_p.map(|p| p.to_string()), "p"),
+            part("max_tokens", self.max_tokens.map(|n| n.to_string()), "L"),
+        ]
+        .join(", ")
+    }
+}
+
 /// Items one panel model answered in one category, and how many of them graded correct.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct PassCount {
     pub answered: usize,
     pub correct: usize,
@@ -81,7 +118,10 @@ pub struct FlaggedItem {
     /// The candidate's id (as in `authored.jsonl`).
     pub item_id: String,
     pub category: Category,
-    /// The stage that flagged it (`repair`; `audit` once it exists).
+    /// SHA-256 of its prompt: the manifest lists it, so `verify` can tell the item if it is in
+    /// the release.
+    pub prompt_sha256: String,
+    /// The stage that flagged it (`repair` or `audit`).
     pub stage: String,
     /// The stage's reason code.
     pub reason: String,
@@ -164,6 +204,20 @@ pub struct ReleaseInfo {
 impl ReleaseInfo {
     pub fn total(&self) -> usize {
         self.counts.values().sum()
+    }
+
+    /// The flagged candidates' prompt hashes, sorted. A flagged duplicate is left out: the
+    /// record kept in its place may have the very same prompt, and is not flagged.
+    pub fn flagged_prompt_hashes(&self) -> Vec<&str> {
+        let mut hashes: Vec<&str> = self
+            .flagged
+            .iter()
+            .filter(|item| item.outcome != FlagOutcome::Duplicate)
+            .map(|item| item.prompt_sha256.as_str())
+            .collect();
+        hashes.sort_unstable();
+        hashes.dedup();
+        hashes
     }
 
     pub fn jsonl_name(&self) -> String {

@@ -30,6 +30,9 @@ struct Manifest<'a> {
     shortfall: &'a [Shortfall],
     counts_by_domain: &'a BTreeMap<Category, BTreeMap<String, usize>>,
     flags_in_release: FlagCounts,
+    /// SHA-256 of each flagged candidate's prompt bytes: `verify` checks that a record with one
+    /// of these prompts carries `_needs_review: true`.
+    flagged_prompts_sha256: Vec<&'a str>,
     keep_flagged: bool,
     seed: u64,
     id_prefix: &'a str,
@@ -107,6 +110,7 @@ pub(super) fn render_manifest(
         shortfall: &info.shortfall,
         counts_by_domain: &info.domain_counts,
         flags_in_release: FlagCounts::of(records),
+        flagged_prompts_sha256: info.flagged_prompt_hashes(),
         keep_flagged: info.keep_flagged,
         seed: info.seed,
         id_prefix: &info.id_prefix,

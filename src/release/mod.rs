@@ -16,8 +16,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 pub use info::{
-    AuditNumbers, DedupNumbers, FlagCounts, FlagOutcome, FlaggedItem, PassCount, ReleaseInfo,
-    RepairCounts, RepairNumbers, Shortfall, VerifierNumbers,
+    AuditNumbers, DedupNumbers, FlagCounts, FlagOutcome, FlaggedItem, PanelSampling, PassCount,
+    ReleaseInfo, RepairCounts, RepairNumbers, Shortfall, VerifierNumbers,
 };
 
 use crate::digest::sha256_hex;

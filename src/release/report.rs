@@ -803,7 +803,25 @@ fn audit_panel(page: &mut String, audit: &AuditNumbers) {
         }
         page.push_str("</tr>\n");
     }
-    page.push_str("</table></div>\n</section>\n");
+    page.push_str("</table></div>\n");
+    let _ = write!(
+        page,
+        "<p>{} of {} candidates passed: at least {} of {} panel models reached the key. Flagged \
+         candidates, by reason (an item may have several):</p>\n<table>\n<tr><th>Flag</th><th>Candidates</th><th>Meaning</th></tr>\n",
+        audit.passed,
+        audit.audited,
+        audit.min_correct,
+        audit.models.len()
+    );
+    for (flag, n) in &audit.flags {
+        let _ = writeln!(
+            page,
+            "<tr><td><code>{}</code></td><td>{n}</td><td>{}</td></tr>",
+            flag.code(),
+            escape(flag.meaning())
+        );
+    }
+    page.push_str("</table>\n</section>\n");
 }
 
 fn dedup(page: &mut String, info: &ReleaseInfo) {
@@ -920,6 +938,7 @@ pub fn escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::panel::Flag;
     use crate::release::info::PassCount;
     use crate::release::test_support::{info, records};
     use crate::yields::CategoryYield;
@@ -930,6 +949,7 @@ mod tests {
         FlaggedItem {
             item_id: id.to_string(),
             category: Category::Reasoning,
+            prompt_sha256: crate::digest::sha256_hex(id.as_bytes()),
             stage: "repair".to_string(),
             reason: "verifiers_disagree".to_string(),
             detail: "key 12; v-a: 12; v-b: 15".to_string(),
@@ -1053,9 +1073,19 @@ mod tests {
             )]
             .into_iter()
             .collect(),
+            min_correct: 2,
+            audited: 9,
+            passed: 7,
+            flags: [(Flag::PanelDisagrees, 2)].into_iter().collect(),
+            ..AuditNumbers::default()
         });
         let page = report_for(&info, &records);
         assert!(page.contains(&format!("<h2>{AUDIT}</h2>")));
+        assert!(
+            page.contains("<code>panel_disagrees</code></td><td>2</td>"),
+            "{page}"
+        );
+        assert!(page.contains("7 of 9 candidates passed"), "{page}");
         assert!(page.contains(&format!("<a href=\"#audit\">{AUDIT}</a>")));
         assert!(page.contains("75.0% <small>(3/4)</small>"), "{page}");
         assert!(page.contains("100.0% <small>(4/4)</small>"));

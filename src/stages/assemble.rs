@@ -3,8 +3,10 @@
 //! `release.per_category` with a seeded, domain-balanced choice, attaches target actions, and
 //! writes the hashed release with its manifest, card, Croissant metadata and report.
 
+use super::audit::{self, ReportLine};
 use super::{
-    Ctx, AUTHORED, AUTHOR_SUMMARY, REJECTS, REPAIRED, REPAIR_REPORT, REPAIR_SUMMARY, USAGE,
+    Ctx, AUDITED, AUDIT_REPORT, AUDIT_SUMMARY, AUTHORED, AUTHOR_SUMMARY, REJECTS, REPAIRED,
+    REPAIR_REPORT, REPAIR_SUMMARY, USAGE,
 };
 use crate::cli::AssembleArgs;
 use crate::config::Config;
@@ -12,7 +14,8 @@ use crate::dedup::{self, Against, DedupConfig, DupKind, Method};
 use crate::error::{Error, Result};
 use crate::record::{excerpt, Candidate, Category, Reject};
 use crate::release::{
-    self, DedupNumbers, FlagOutcome, FlaggedItem, ReleaseInfo, Shortfall, VerifierNumbers,
+    self, AuditNumbers, DedupNumbers, FlagOutcome, FlaggedItem, PassCount, ReleaseInfo, Shortfall,
+    VerifierNumbers,
 };
 use crate::schema::ReleaseRecord;
 use crate::seeded;
@@ -20,7 +23,7 @@ use crate::stages::repair::Summary;
 use crate::usage::Usage;
 use crate::yields::RoundYield;
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A prompt of an earlier release that candidates must not duplicate.
 struct Reference {
@@ -163,7 +166,7 @@ fn filter(
             rejects.push(assemble_reject(
                 &item,
                 "needs_review",
-                "flagged by repair as ill-posed or unverifiable (see repair_report.jsonl); left out — pass --keep-flagged to keep it flagged".into(),
+                format!("flagged for review (see {REPAIR_REPORT} and {AUDIT_REPORT}); left out — pass --keep-flagged to keep it flagged"),
                 None,
             ));
             continue;
@@ -262,14 +265,21 @@ impl RepairVerdict {
 /// Characters of a flagged item's prompt the report shows.
 const FLAGGED_EXCERPT: usize = 160;
 
-/// Every flagged candidate, with the repair stage's reason and where it went: kept as a record,
-/// dropped as a duplicate, left out, or not chosen when its category was trimmed.
+/// Every flagged candidate, with the reason of the stage that flagged it (repair before audit)
+/// and where it went: kept as a record, dropped as a duplicate, left out, or not chosen when
+/// its category was trimmed.
 fn flagged_items(
     flagged: &[Candidate],
     verdicts: &[RepairVerdict],
+    audit: &[ReportLine],
     assemble_rejects: &[Reject],
     released: &BTreeMap<String, String>,
 ) -> Vec<FlaggedItem> {
+    let audit: BTreeMap<&str, &ReportLine> = audit
+        .iter()
+        .filter(|line| !line.verdict.passed())
+        .map(|line| (line.item_id.as_str(), line))
+        .collect();
     let verdicts: BTreeMap<&str, &RepairVerdict> = verdicts
         .iter()
         .filter(|v| v.decision == "flagged")
@@ -288,17 +298,25 @@ fn flagged_items(
                 (None, Some(_)) => FlagOutcome::LeftOut,
                 (None, None) => FlagOutcome::NotChosen,
             };
-            let (stage, reason, detail) = match verdicts.get(item.id.as_str()) {
-                Some(verdict) => ("repair", verdict.reason.clone(), verdict.detail()),
-                None => (
+            let id = item.id.as_str();
+            let (stage, reason, detail) = match (verdicts.get(id), audit.get(id)) {
+                (Some(verdict), _) => ("repair", verdict.reason.clone(), verdict.detail()),
+                (None, Some(line)) => {
+                    let codes: Vec<&str> = line.verdict.flags.iter().map(|f| f.code()).collect();
+                    ("audit", codes.join(", "), line.detail())
+                }
+                (None, None) => (
                     "unrecorded",
                     "needs_review".to_string(),
-                    format!("{REPAIRED} flags it but {REPAIR_REPORT} has no flagged line for it"),
+                    format!(
+                        "it is flagged, but neither {REPAIR_REPORT} nor {AUDIT_REPORT} says why"
+                    ),
                 ),
             };
             FlaggedItem {
                 item_id: item.id.clone(),
                 category: item.category,
+                prompt_sha256: crate::digest::sha256_hex(item.prompt.as_bytes()),
                 stage: stage.to_string(),
                 reason,
                 detail,
@@ -325,22 +343,90 @@ fn read_json_or_default<T: serde::de::DeserializeOwned + Default>(path: &Path) -
     }
 }
 
-pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<()> {
-    let config = ctx.config;
-    let keep_flagged = args.keep_flagged || config.assemble.keep_flagged;
-    let repaired_path = ctx.out(REPAIRED);
-    if !repaired_path.exists() {
+/// The candidates to release: `audited.jsonl` when a panel is configured, refused when the audit
+/// has not run or read another `repaired.jsonl` or panel; else `repaired.jsonl`.
+fn input(ctx: &Ctx<'_>) -> Result<(PathBuf, Option<audit::Summary>)> {
+    let repaired = ctx.out(REPAIRED);
+    if !repaired.exists() {
         let hint = if ctx.out(AUTHORED).exists() {
             "run `saseval-gen repair` first"
         } else {
             "run `saseval-gen author` and `saseval-gen repair` first (or `saseval-gen run`)"
         };
         return Err(Error::MissingInput {
-            path: repaired_path,
+            path: repaired,
             next: hint,
         });
     }
-    let items: Vec<Candidate> = crate::jsonl::read(&repaired_path)?;
+    let models = &ctx.config.audit.models;
+    if models.is_empty() {
+        return Ok((repaired, None));
+    }
+    let audited = ctx.out(AUDITED);
+    let summary_path = ctx.out(AUDIT_SUMMARY);
+    if !audited.exists() || !summary_path.exists() {
+        return Err(Error::MissingInput {
+            path: audited,
+            next: "run `saseval-gen audit` first, or set audit.models = [] to release without the panel's audit",
+        });
+    }
+    let summary: audit::Summary = read_json_or_default(&summary_path)?;
+    let stale = |input| Error::StaleInput {
+        path: audited.clone(),
+        input,
+        next: "re-run `saseval-gen audit` (answers already paid for are read from the cache)",
+    };
+    if summary.input_sha256 != audit::input_digest(ctx.out_dir())? {
+        return Err(stale(REPAIRED));
+    }
+    if &summary.models != models || summary.min_correct != ctx.config.audit.min_correct() {
+        return Err(stale("the [audit] panel"));
+    }
+    Ok((audited, Some(summary)))
+}
+
+/// The audit's numbers for the release: the summary's counts, and each panel model's pass rate
+/// over the records released (`released` holds their item ids).
+fn audit_numbers(
+    summary: &audit::Summary,
+    report: &[ReportLine],
+    released: &[(Category, String)],
+) -> AuditNumbers {
+    let lines: BTreeMap<&str, &ReportLine> =
+        report.iter().map(|l| (l.item_id.as_str(), l)).collect();
+    let mut pass: BTreeMap<Category, BTreeMap<String, PassCount>> = BTreeMap::new();
+    for (category, item_id) in released {
+        let Some(line) = lines.get(item_id.as_str()) else {
+            continue;
+        };
+        for answer in &line.answers {
+            let count = pass
+                .entry(*category)
+                .or_default()
+                .entry(answer.model.clone())
+                .or_default();
+            count.answered += 1;
+            count.correct += usize::from(answer.correct);
+        }
+    }
+    AuditNumbers {
+        models: summary.models.clone(),
+        min_correct: summary.min_correct,
+        context_probe: summary.context_probe,
+        sampling: summary.sampling,
+        audited: summary.total.audited,
+        passed: summary.total.passed,
+        flags: summary.total.flags.clone(),
+        golds_extended: summary.total.golds_extended,
+        pass,
+    }
+}
+
+pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<()> {
+    let config = ctx.config;
+    let keep_flagged = args.keep_flagged || config.assemble.keep_flagged;
+    let (input_path, audit_summary) = input(ctx)?;
+    let items: Vec<Candidate> = crate::jsonl::read(&input_path)?;
     let mut references = Vec::new();
     for path in &args.excludes {
         references.extend(read_reference(path)?);
@@ -364,6 +450,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<()> {
     let mut counts = BTreeMap::new();
     let mut domain_counts: BTreeMap<Category, BTreeMap<String, usize>> = BTreeMap::new();
     let mut released_flagged: BTreeMap<String, String> = BTreeMap::new();
+    let mut released: Vec<(Category, String)> = Vec::new();
     let mut pool: BTreeMap<Category, Vec<Candidate>> = BTreeMap::new();
     for item in filtered.kept {
         pool.entry(item.category).or_default().push(item);
@@ -395,12 +482,18 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<()> {
             if item.needs_review {
                 released_flagged.insert(item.id.clone(), id.clone());
             }
+            released.push((category, item.id.clone()));
             records.push(ReleaseRecord::new(id, &item, &row));
         }
     }
+    let audit_report: Vec<ReportLine> = match audit_summary {
+        Some(_) => read_jsonl_or_empty(&ctx.out(AUDIT_REPORT))?,
+        None => Vec::new(),
+    };
     let flagged = flagged_items(
         &flagged,
         &read_jsonl_or_empty(&ctx.out(REPAIR_REPORT))?,
+        &audit_report,
         &filtered.rejects,
         &released_flagged,
     );
@@ -466,8 +559,9 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<()> {
         repair: repair.numbers(),
         verifiers,
         flagged,
-        // The audit stage does not exist yet; its numbers join here once it writes them.
-        audit: None,
+        audit: audit_summary
+            .as_ref()
+            .map(|summary| audit_numbers(summary, &audit_report, &released)),
         dedup: filtered.numbers,
         usage,
         author_yield: author.rounds.iter().map(RoundYield::counts_only).collect(),
@@ -614,7 +708,7 @@ mod tests {
         let released = [("b.kept".to_string(), "sas-0007".to_string())]
             .into_iter()
             .collect();
-        let items = flagged_items(&flagged, &verdicts, &rejects, &released);
+        let items = flagged_items(&flagged, &verdicts, &[], &rejects, &released);
         let seen: Vec<(&str, &str, &FlagOutcome)> = items
             .iter()
             .map(|i| (i.item_id.as_str(), i.reason.as_str(), &i.outcome))
@@ -636,5 +730,56 @@ mod tests {
         assert_eq!(items[0].stage, "repair");
         assert_eq!(items[0].detail, "key 12%; v-a: 12; v-b: no ANSWER line");
         assert_eq!(items[3].stage, "unrecorded");
+    }
+
+    fn audit_line(item_id: &str, flags: Vec<crate::panel::Flag>) -> ReportLine {
+        ReportLine {
+            item_id: item_id.to_string(),
+            category: Category::Reasoning,
+            prompt_sha256: String::new(),
+            golds: vec!["12".to_string()],
+            answers: vec![crate::panel::PanelAnswer {
+                model: "p-a".to_string(),
+                answer: Some("about 15".to_string()),
+                error: None,
+                correct: false,
+                numeric: Some(false),
+            }],
+            probe_question: None,
+            probe_answers: Vec::new(),
+            verdict: crate::panel::Verdict {
+                correct: 0,
+                probe_correct: None,
+                added_golds: Vec::new(),
+                flags,
+            },
+            leniency: crate::panel::Leniency { hits: 0, others: 0 },
+        }
+    }
+
+    #[test]
+    fn an_item_the_audit_flagged_gets_its_flags_unless_repair_flagged_it_first() {
+        use crate::panel::Flag;
+        let flagged = [
+            candidate("a.audit", Category::Reasoning),
+            candidate("b.both", Category::Reasoning),
+        ];
+        let verdicts = [verdict("b.both", "flagged", "ill_posed")];
+        let audit = [
+            audit_line("a.audit", vec![Flag::PanelDisagrees, Flag::GoldTooLenient]),
+            audit_line("b.both", vec![Flag::PanelDisagrees]),
+        ];
+        let items = flagged_items(&flagged, &verdicts, &audit, &[], &BTreeMap::new());
+        assert_eq!(items[0].stage, "audit");
+        assert_eq!(items[0].reason, "panel_disagrees, gold_too_lenient");
+        assert_eq!(items[0].detail, "key 12; p-a: about 15 (graded wrong)");
+        assert_eq!(
+            items[0].prompt_sha256,
+            crate::digest::sha256_hex(flagged[0].prompt.as_bytes())
+        );
+        assert_eq!(
+            (items[1].stage.as_str(), items[1].reason.as_str()),
+            ("repair", "ill_posed")
+        );
     }
 }

@@ -1,8 +1,10 @@
-//! The three pipeline stages and what they share: the loaded config, the out dir and its
+//! The four pipeline stages and what they share: the loaded config, the out dir and its
 //! side-file names, and the batch runner.
 
 pub mod assemble;
+pub mod audit;
 pub mod author;
+pub mod plan;
 pub mod repair;
 
 use crate::batch::Runner;
@@ -19,6 +21,9 @@ pub enum StageEnd {
 }
 
 /// Names of the side files in the out dir.
+pub const AUDITED: &str = "audited.jsonl";
+pub const AUDIT_REPORT: &str = "audit_report.jsonl";
+pub const AUDIT_SUMMARY: &str = "audit_summary.json";
 pub const AUTHORED: &str = "authored.jsonl";
 pub const AUTHOR_SUMMARY: &str = "author_summary.json";
 pub const REJECTS: &str = "rejects.jsonl";

@@ -10,9 +10,13 @@
 //!   found by the unit or words around it) and writes a worked solution ending `EXPR:`/`ANSWER:`.
 //! - `planted_author_reply`, `broken_reply`, `truncated_author_reply`: replies with known defects.
 //! - `wrong_key_items` / `wrong_key_reasoning_reply`: reasoning items whose keys need repair.
+//! - `panel_answer`: a careful panel model's answer to a prompt these functions wrote: the true
+//!   result of a reasoning problem, else the key the item was authored with.
 
 use saseval_gen::grade::graded;
 use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
 
 // =============================================================================================
 // Public API
@@ -27,7 +31,7 @@ pub fn author_reply(category: &str, domain: &str, count: usize, seq: usize) -> S
             restyled(category, item, &Surface::drawn(category, seq, index)).to_value()
         })
         .collect();
-    wrap(&json!({ "items": items }), seq)
+    wrap(&remembered(category, json!({ "items": items })), seq)
 }
 
 /// Like `author_reply`, but every dialog uses the speaker labels `asker` and `answerer` (as a
@@ -49,7 +53,7 @@ pub fn author_reply_with_labels(
             restyled(category, item, &surface).to_value()
         })
         .collect();
-    wrap(&json!({ "items": items }), seq)
+    wrap(&remembered(category, json!({ "items": items })), seq)
 }
 
 /// How `verifier_reply` answers.
@@ -143,7 +147,8 @@ pub fn planted_author_reply(
         .filter_map(|(index, (_, code))| code.map(|code| (index, code)))
         .collect();
     let values: Vec<Value> = items.into_iter().map(|(value, _)| value).collect();
-    (wrap(&json!({ "items": values }), seq), planted)
+    let reply = remembered(category, json!({ "items": values }));
+    (wrap(&reply, seq), planted)
 }
 
 /// Whole replies that yield no item.
@@ -342,7 +347,7 @@ pub fn wrong_key_reasoning_reply(domain: &str, seq: usize) -> String {
         .into_iter()
         .map(|item| json!({ "prompt": item.prompt, "golds": item.golds }))
         .collect();
-    wrap(&json!({ "items": items }), seq)
+    wrap(&remembered("reasoning", json!({ "items": items })), seq)
 }
 
 // =============================================================================================
@@ -439,6 +444,44 @@ impl Item {
 
 fn strings(values: &[&str]) -> Vec<String> {
     values.iter().map(|value| value.to_string()).collect()
+}
+
+/// Every prompt an authoring reply of this process held, with its first gold and whether it is
+/// a reasoning problem: what the fake panel answers. The generators are deterministic, so a test that resumes on a new fake (whose
+/// authoring replies come from the cache) still finds the prompts its first fake wrote.
+fn authored_keys() -> &'static Mutex<HashMap<String, (String, bool)>> {
+    static KEYS: OnceLock<Mutex<HashMap<String, (String, bool)>>> = OnceLock::new();
+    KEYS.get_or_init(Mutex::default)
+}
+
+/// Records the items of `reply` (an authoring reply of `category`) and returns it.
+fn remembered(category: &str, reply: Value) -> Value {
+    let reasoning = category.ends_with("reasoning");
+    let items = reply.get("items").and_then(Value::as_array);
+    let mut keys = authored_keys().lock().unwrap_or_else(|e| e.into_inner());
+    for item in items.into_iter().flatten() {
+        let prompt = item.get("prompt").and_then(Value::as_str);
+        let gold = item.pointer("/golds/0").and_then(Value::as_str);
+        if let (Some(prompt), Some(gold)) = (prompt, gold) {
+            keys.insert(prompt.to_string(), (gold.to_string(), reasoning));
+        }
+    }
+    drop(keys);
+    reply
+}
+
+/// How a careful panel model answers `prompt`: the true result of a reasoning problem it can
+/// solve, else the key of the authored item with that prompt; `None` for a prompt no authoring
+/// reply of this process wrote (such as a question asked without its context).
+pub fn panel_answer(prompt: &str) -> Option<String> {
+    let keys = authored_keys().lock().unwrap_or_else(|e| e.into_inner());
+    let (key, reasoning) = keys.get(prompt)?;
+    if *reasoning {
+        if let Some(solution) = solve(prompt) {
+            return Some(solution.answer(solution.value));
+        }
+    }
+    Some(key.clone())
 }
 
 fn wrap(reply: &Value, seq: usize) -> String {

@@ -10,6 +10,7 @@ mod bar;
 mod responders;
 mod world;
 
+mod audit;
 mod author;
 mod cli_text;
 mod config;

@@ -328,15 +328,18 @@ fn the_release_report_renders_in_headless_chromium_without_console_errors() {
         );
     }
     assert!(
-        !dom.contains("Audit panel pass rates"),
-        "no audit ran, so the report has no audit section"
+        dom.contains("Audit panel pass rates"),
+        "the run audited, so the report has its audit section"
     );
     let flagged: Vec<Value> = world
         .read_jsonl("rejects.jsonl")
         .into_iter()
         .filter(|r| r["reason"] == "needs_review")
         .collect();
-    assert_eq!(flagged.len(), 4);
+    assert!(
+        flagged.len() >= 4,
+        "the repair's four and any the audit flags"
+    );
     for reject in &flagged {
         let id = reject["item_id"].as_str().expect("item id");
         assert!(dom.contains(id), "flagged item {id} is not in the report");

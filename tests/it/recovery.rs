@@ -125,6 +125,13 @@ fn a_crash_after_any_http_reply_of_a_run_ends_like_a_clean_run() {
     clean.run(&["run"]).success();
     let expected = release_bytes(&clean);
     let expected_counters = fake.counters();
+    assert!(
+        expected_counters
+            .lines_in_batches
+            .keys()
+            .any(|id| id.starts_with("audit/")),
+        "the run audits, so the matrix covers the audit's calls"
+    );
     let calls = expected_counters.calls.len();
     for nth in 1..=calls {
         let fake = FakeApi::start(repair_responder());

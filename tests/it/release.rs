@@ -114,6 +114,7 @@ fn exclude_drops_near_duplicates_of_an_earlier_release() {
     let world = World::new(&fake).set("assemble.allow_short=true");
     world.run(&["author"]).success();
     world.run(&["repair"]).success();
+    world.run(&["audit"]).success();
     let authored = world.read_jsonl("authored.jsonl");
     let victim = authored
         .iter()

@@ -1,5 +1,5 @@
 //! How the fake model answers: responders that read a request's `custom_id` and body and reply
-//! with the testkit's realistic items (`good_responder`), planted wrong keys and misbehaving
+//! with the testkit's realistic items and a careful panel's answers (`good_responder`), planted wrong keys and misbehaving
 //! verifiers (`repair_responder`), or one failed request (`responder_with_one_failure`).
 
 use std::sync::Arc;
@@ -25,10 +25,30 @@ pub(crate) fn author_slot(custom_id: &str) -> Option<(&str, usize, usize)> {
     Some((category, round, index))
 }
 
-/// A responder that answers authoring requests with valid fixture items and verifier requests
-/// with the correct re-solve.
+/// The prompt an audit request asks (the fixture template is `audit:` and the prompt).
+fn audited_prompt(body: &Value) -> &str {
+    let user = body
+        .pointer("/messages/0/content")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    user.strip_prefix("audit:\n").unwrap_or(user).trim_end()
+}
+
+/// What a careful panel model answers an audit request.
+fn panel_reply(body: &Value) -> FakeReply {
+    FakeReply::Content(
+        replies::panel_answer(audited_prompt(body))
+            .unwrap_or_else(|| "I can't tell from the question alone.".to_string()),
+    )
+}
+
+/// A responder that answers authoring requests with valid fixture items, verifier requests
+/// with the correct re-solve and audit requests as a careful panel model.
 pub(crate) fn good_responder() -> Responder {
     Arc::new(|custom_id: &str, body: &Value| {
+        if custom_id.starts_with("audit/") {
+            return panel_reply(body);
+        }
         if let Some((category, round, index)) = author_slot(custom_id) {
             let count = template_field(body, "count")
                 .and_then(|c| c.parse().ok())

@@ -56,6 +56,7 @@ impl World {
                 repo().join("tests/fixtures/prompts").display()
             ),
             "author.extra_body={}".into(),
+            "audit.models=[\"p-a\"]".into(),
         ]
         .into_iter()
         .collect();
@@ -253,6 +254,8 @@ pub(crate) fn release_bytes(world: &World) -> BTreeMap<String, Vec<u8>> {
         "manifest.json",
         "README.md",
         "croissant.json",
+        "LICENSE.md",
+        "report.html",
     ]
     .into_iter()
     .map(|name| {
