@@ -38,6 +38,9 @@ struct OutputLine<'a> {
     custom_id: Option<&'a RawValue>,
     #[serde(borrow, default)]
     response: Option<&'a RawValue>,
+    /// vLLM's `run-batch` puts a failed request's message here, with `response.body` null.
+    #[serde(borrow, default)]
+    error: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -49,8 +52,9 @@ struct Response<'a> {
 }
 
 /// The final outcome a line's `response` carries, or None when the request was not served
-/// (so it is resubmitted, never paid for twice).
-fn line_outcome(response: Option<&RawValue>) -> Option<LineOutcome> {
+/// (so it is resubmitted, never paid for twice). A failure's message is looked for in the body
+/// and in the line's top-level `error` (see [`failure`]).
+fn line_outcome(response: Option<&RawValue>, error: Option<&RawValue>) -> Option<LineOutcome> {
     let response: Response = serde_json::from_str(response?.get()).ok()?;
     let status = response
         .status_code
@@ -62,21 +66,54 @@ fn line_outcome(response: Option<&RawValue>) -> Option<LineOutcome> {
     match (status, body) {
         (200, Some(body)) if is_object => Some(LineOutcome::Ok(body.to_owned())),
         (429 | 500..=599 | 0, _) => None,
-        _ => {
-            let body: Value = body
-                .and_then(|b| serde_json::from_str(b.get()).ok())
-                .unwrap_or(Value::Null);
-            let text = |pointer: &str| body.pointer(pointer).and_then(Value::as_str);
-            Some(LineOutcome::Failed(Failure {
-                code: text("/error/code").unwrap_or("request_failed").to_string(),
-                status: Some(status),
-                message: text("/error/message")
-                    .unwrap_or("the server gave no message")
-                    .chars()
-                    .take(500)
-                    .collect(),
-            }))
-        }
+        _ => Some(LineOutcome::Failed(failure(status, body, error))),
+    }
+}
+
+/// Longest failure message kept, in characters.
+const MAX_MESSAGE_CHARS: usize = 500;
+
+/// A failed request's code and message, from the first place that has them:
+/// - the response body's `error` object (OpenAI, Groq: `{"error": {"message", "code"}}`);
+/// - the line's top-level `error` as vLLM's `run-batch` writes it with a null body: a plain
+///   string, its `ErrorResponse` `{"error": {"message", "type", "code"}}`, or the older flat
+///   `{"message", "type", "code"}`; OpenAI's error-file `{"code", "message"}` reads the same way.
+///
+/// The code is the first string `code`, else the first string `type` (vLLM's codes are numbers,
+/// the HTTP status already kept), else `request_failed`.
+fn failure(status: u16, body: Option<&RawValue>, error: Option<&RawValue>) -> Failure {
+    let parse = |raw: Option<&RawValue>| {
+        raw.and_then(|r| serde_json::from_str::<Value>(r.get()).ok())
+            .unwrap_or(Value::Null)
+    };
+    let (body, error) = (parse(body), parse(error));
+    let places = [body.get("error"), error.get("error"), Some(&error)];
+    let places: Vec<&Value> = places.into_iter().flatten().collect();
+    let field = |key: &str| {
+        places
+            .iter()
+            .find_map(|place| place.get(key).and_then(Value::as_str))
+            .filter(|text| !text.trim().is_empty())
+    };
+    let message = field("message").or_else(|| {
+        places
+            .iter()
+            .find_map(|place| place.as_str())
+            .filter(|text| !text.trim().is_empty())
+    });
+    Failure {
+        code: field("code")
+            .or_else(|| field("type"))
+            .unwrap_or("request_failed")
+            .chars()
+            .take(100)
+            .collect(),
+        status: Some(status),
+        message: message
+            .unwrap_or("the server gave no message")
+            .chars()
+            .take(MAX_MESSAGE_CHARS)
+            .collect(),
     }
 }
 
@@ -295,7 +332,7 @@ fn parse_line(
     let Some(hash) = keys.get(&custom_id) else {
         return Line::Foreign;
     };
-    let Some(outcome) = line_outcome(line.response) else {
+    let Some(outcome) = line_outcome(line.response, line.error) else {
         return Line::Unserved;
     };
     match CacheLine::render(custom_id.clone(), hash.clone(), &outcome, source) {
@@ -459,7 +496,7 @@ mod tests {
         #[test]
         fn any_response_value_is_classified_without_a_panic(text in ".{0,120}") {
             if let Ok(raw) = serde_json::from_str::<Box<RawValue>>(&text) {
-                let _ = line_outcome(Some(&raw));
+                let _ = line_outcome(Some(&raw), Some(&raw));
             }
         }
     }
@@ -468,7 +505,7 @@ mod tests {
     fn a_refused_request_is_a_final_failure_and_odd_statuses_are_unserved() {
         let refused = json!({"status_code": 400, "body": {"error": {"code": "json_validate_failed", "message": "bad json"}}});
         let raw = serde_json::value::to_raw_value(&refused).unwrap();
-        let Some(LineOutcome::Failed(failure)) = line_outcome(Some(&raw)) else {
+        let Some(LineOutcome::Failed(failure)) = line_outcome(Some(&raw), None) else {
             panic!("a 400 is a final failure");
         };
         assert_eq!(
@@ -488,13 +525,123 @@ mod tests {
             json!({"status_code": 200, "body": "not an object"}),
         ] {
             let raw = serde_json::value::to_raw_value(&response).unwrap();
-            let outcome = line_outcome(Some(&raw));
+            let outcome = line_outcome(Some(&raw), None);
             assert!(
                 outcome.is_none() || matches!(outcome, Some(LineOutcome::Failed(_))),
                 "{response}: {outcome:?}"
             );
         }
-        assert!(line_outcome(None).is_none());
+        assert!(line_outcome(None, None).is_none());
+    }
+
+    #[test]
+    fn every_shape_of_error_line_gives_its_code_and_message() {
+        let cases = [
+            (
+                json!({"response": {"status_code": 400, "body": null}, "error": "context too long"}),
+                ("request_failed", 400, "context too long"),
+            ),
+            (
+                json!({"response": {"status_code": 404, "body": null}, "error": {"error": {"message": "no such model", "type": "NotFoundError", "param": null, "code": 404}}}),
+                ("NotFoundError", 404, "no such model"),
+            ),
+            (
+                json!({"response": {"status_code": 400, "body": null}, "error": {"object": "error", "message": "flat", "type": "BadRequestError", "code": 400}}),
+                ("BadRequestError", 400, "flat"),
+            ),
+            (
+                json!({"response": {"status_code": 400, "body": {"error": {"message": "in the body", "code": "json_validate_failed"}}}, "error": "ignored, the body says it"}),
+                ("json_validate_failed", 400, "in the body"),
+            ),
+            (
+                json!({"response": {"status_code": 403, "body": {}}, "error": {"code": "forbidden", "message": "openai error file shape"}}),
+                ("forbidden", 403, "openai error file shape"),
+            ),
+            (
+                json!({"response": {"status_code": 400, "body": null}, "error": null}),
+                ("request_failed", 400, "the server gave no message"),
+            ),
+            (
+                json!({"response": {"status_code": 400, "body": null}, "error": {"error": {"message": "   ", "code": 5}}}),
+                ("request_failed", 400, "the server gave no message"),
+            ),
+        ];
+        for (line, (code, status, message)) in cases {
+            let raw = |v: &Value| serde_json::value::to_raw_value(v).unwrap();
+            let response = raw(&line["response"]);
+            let error = raw(&line["error"]);
+            let Some(LineOutcome::Failed(failure)) = line_outcome(Some(&response), Some(&error))
+            else {
+                panic!("{line} is a final failure");
+            };
+            assert_eq!(
+                (
+                    failure.code.as_str(),
+                    failure.status,
+                    failure.message.as_str()
+                ),
+                (code, Some(status), message),
+                "{line}"
+            );
+        }
+    }
+
+    /// The lines vLLM's `run-batch` writes, verbatim (tests/fixtures/vllm/).
+    fn vllm_fixture(name: &str) -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/vllm")
+            .join(name)
+    }
+
+    #[test]
+    fn vllm_success_and_error_lines_read_as_their_outcomes() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cache = Cache::open(&dir.path().join("cache.jsonl")).unwrap();
+        let ids = [
+            "author/simple_factual/r0/0000",
+            "author/memory_update/r0/0000",
+            "author/memory_recall/r0/0000",
+            "author/conversational/r0/0000",
+        ];
+        for name in ["success.jsonl", "errors.jsonl", "success-newer.jsonl"] {
+            let ingested = ingest_file(
+                &mut cache,
+                &vllm_fixture(name),
+                &keys(&ids),
+                "import",
+                NamedBadLines::Report,
+                |bad| panic!("{name} line {}: {}", bad.line_no, bad.why),
+            )
+            .unwrap();
+            assert_eq!(ingested.added, ingested.lines, "{name}: {ingested:?}");
+        }
+        let outcome = |id: &str| cache.get(id, &format!("hash-{id}")).unwrap();
+        for id in [ids[0], ids[3]] {
+            let Some(Outcome::Ok(body)) = outcome(id) else {
+                panic!("{id} is a success");
+            };
+            assert_eq!(body["model"], "qwen/qwen3-32b");
+            let content = body["choices"][0]["message"]["content"].as_str().unwrap();
+            assert!(content.starts_with("{\"items\":"), "{id}: {content}");
+        }
+        let failed = |id: &str| match outcome(id) {
+            Some(Outcome::Failed(f)) => (f.code, f.status, f.message),
+            other => panic!("{id} is a failure: {other:?}"),
+        };
+        let (code, status, message) = failed(ids[1]);
+        assert_eq!((code.as_str(), status), ("request_failed", Some(400)));
+        assert!(
+            message.starts_with("This model's maximum context length is 4096 tokens."),
+            "{message}"
+        );
+        assert_eq!(
+            failed(ids[2]),
+            (
+                "NotFoundError".to_string(),
+                Some(404),
+                "The model `qwen/qwen3-32b` does not exist.".to_string()
+            )
+        );
     }
 
     #[test]
