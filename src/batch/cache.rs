@@ -2,12 +2,18 @@
 //! SHA-256 of the request body. It is the record of everything paid for, so every line carries a
 //! checksum, appends are fsynced, damage is reported instead of silently skipped, and no line is
 //! written that would not read back.
+//!
+//! One outcome per key: the key's first line, unless that is a failure and a success follows, in
+//! which case the first success. A success is final; a failure gives way only to a success
+//! appended after it (an import of corrected results), and its line stays in the file, so a
+//! crash during that append leaves the failure in force and the import can simply be repeated.
 
 use super::Outcome;
 use crate::digest::sha256_hex;
 use crate::fsio;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
+use std::collections::hash_map::Entry as Slot;
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
@@ -44,11 +50,21 @@ struct EntryOut<'a, O> {
     source: &'a str,
 }
 
-/// An entry's key, read without building its outcome (opening a large cache stays cheap).
+/// An entry's key and whether it is a failure, read without building its outcome (opening a
+/// large cache stays cheap).
 #[derive(Deserialize)]
 struct EntryKey {
     custom_id: String,
     body_sha256: String,
+    outcome: OutcomeKind,
+}
+
+/// Which [`Outcome`] variant an entry holds, its content skipped.
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum OutcomeKind {
+    Ok(serde::de::IgnoredAny),
+    Failed(serde::de::IgnoredAny),
 }
 
 #[derive(Serialize, Deserialize)]
@@ -62,6 +78,7 @@ struct Line<'a> {
 /// before [`Cache::append`] writes it.
 pub struct CacheLine {
     key: (String, String),
+    failed: bool,
     bytes: Vec<u8>,
 }
 
@@ -79,17 +96,21 @@ impl CacheLine {
             source,
         };
         let entry_json = serde_json::to_string(&entry).map_err(std::io::Error::other)?;
-        if let Err(e) = serde_json::from_str::<Entry>(&entry_json) {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                format!("it would not read back: {e}"),
-            ));
-        }
+        let failed = match serde_json::from_str::<Entry>(&entry_json) {
+            Ok(entry) => matches!(entry.outcome, Outcome::Failed(_)),
+            Err(e) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!("it would not read back: {e}"),
+                ))
+            }
+        };
         let sum = sha256_hex(entry_json.as_bytes());
         let mut bytes = Vec::with_capacity(entry_json.len() + 90);
         writeln!(bytes, "{{\"sum\":\"{sum}\",\"entry\":{entry_json}}}")?;
         Ok(CacheLine {
             key: (custom_id, body_sha256),
+            failed,
             bytes,
         })
     }
@@ -101,6 +122,15 @@ struct Span {
     offset: u64,
     len: usize,
     line: usize,
+    failed: bool,
+}
+
+impl Span {
+    /// Whether a line of this outcome kind, coming after the one at `self`, becomes the key's
+    /// outcome: only a success after a failure does.
+    fn gives_way_to(&self, failed: bool) -> bool {
+        self.failed && !failed
+    }
 }
 
 /// The cache: an index of keys to lines in memory, outcomes read from disk on demand, so that
@@ -162,11 +192,18 @@ impl Cache {
                 offset: cache.len_bytes,
                 len: n,
                 line: cache.lines,
+                failed: matches!(key.outcome, OutcomeKind::Failed(_)),
             };
-            cache
-                .index
-                .entry((key.custom_id, key.body_sha256))
-                .or_insert(span);
+            match cache.index.entry((key.custom_id, key.body_sha256)) {
+                Slot::Vacant(vacant) => {
+                    vacant.insert(span);
+                }
+                Slot::Occupied(mut held) => {
+                    if held.get().gives_way_to(span.failed) {
+                        held.insert(span);
+                    }
+                }
+            }
             cache.len_bytes += n as u64;
         }
         Ok(cache)
@@ -180,6 +217,13 @@ impl Cache {
     pub fn contains(&self, custom_id: &str, body_sha256: &str) -> bool {
         self.index
             .contains_key(&(custom_id.to_string(), body_sha256.to_string()))
+    }
+
+    /// Whether the key's outcome is a failure (which a later success would replace).
+    pub fn holds_failure(&self, custom_id: &str, body_sha256: &str) -> bool {
+        self.index
+            .get(&(custom_id.to_string(), body_sha256.to_string()))
+            .is_some_and(|span| span.failed)
     }
 
     /// The cached outcome, read from disk and checked against its checksum again.
@@ -212,8 +256,9 @@ impl Cache {
         self.index.is_empty()
     }
 
-    /// Appends outcomes (skipping keys already present) with one fsync; returns how many were new.
-    /// An outcome is an [`Outcome`] or anything that serialises the same way.
+    /// Appends outcomes with one fsync, skipping those that would not become their key's outcome
+    /// (every key already present, except a failure followed by a success); returns how many were
+    /// written. An outcome is an [`Outcome`] or anything that serialises the same way.
     pub fn put_all<O: Serialize>(
         &mut self,
         items: impl IntoIterator<Item = (String, String, O)>,
@@ -229,15 +274,17 @@ impl Cache {
         self.append(lines)
     }
 
-    /// Appends rendered lines (skipping keys already present) with one fsync; returns how many
-    /// were new.
+    /// Appends rendered lines with one fsync, skipping those that would not become their key's
+    /// outcome (as [`Cache::put_all`]); returns how many were written.
     pub fn append(&mut self, lines: Vec<CacheLine>) -> Result<usize, CacheError> {
         let mut bytes = Vec::new();
         let mut added: HashMap<(String, String), Span> = HashMap::new();
         let mut offset = self.len_bytes;
         let mut line_no = self.lines;
+        let mut count = 0;
         for line in lines {
-            if self.index.contains_key(&line.key) || added.contains_key(&line.key) {
+            let held = added.get(&line.key).or_else(|| self.index.get(&line.key));
+            if held.is_some_and(|span| !span.gives_way_to(line.failed)) {
                 continue;
             }
             bytes.extend_from_slice(&line.bytes);
@@ -246,15 +293,16 @@ impl Cache {
                 offset,
                 len: line.bytes.len(),
                 line: line_no,
+                failed: line.failed,
             };
             added.insert(line.key, span);
             offset += span.len as u64;
+            count += 1;
         }
         if added.is_empty() {
             return Ok(0);
         }
         fsio::append_durable(&self.path, &bytes).map_err(|e| self.io_err(e))?;
-        let count = added.len();
         self.index.extend(added);
         self.len_bytes = offset;
         self.lines = line_no;
@@ -357,6 +405,102 @@ mod tests {
             "a changed body is a miss"
         );
         assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 2);
+    }
+
+    fn failed(message: &str) -> Outcome {
+        Outcome::Failed(Failure {
+            code: "request_failed".into(),
+            status: Some(400),
+            message: message.into(),
+        })
+    }
+
+    #[test]
+    fn a_later_success_replaces_a_failure_and_nothing_replaces_a_success() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cache.jsonl");
+        let mut cache = Cache::open(&path).unwrap();
+        cache.put("f", "h", failed("first"), "import:a").unwrap();
+        cache.put("s", "h", ok(1), "import:a").unwrap();
+        assert!(cache.holds_failure("f", "h") && !cache.holds_failure("s", "h"));
+        assert!(
+            !cache.put("f", "h", failed("second"), "import:b").unwrap(),
+            "a failure does not replace a failure"
+        );
+        assert!(
+            !cache.put("s", "h", failed("late"), "import:b").unwrap(),
+            "a failure never replaces a success"
+        );
+        assert!(
+            !cache.put("s", "h", ok(2), "import:b").unwrap(),
+            "a success never replaces a success"
+        );
+        assert!(cache.put("f", "h", ok(3), "import:b").unwrap());
+        assert!(
+            !cache.put("f", "h", ok(4), "import:c").unwrap(),
+            "the replacing success is final"
+        );
+        for reading in [&cache, &Cache::open(&path).unwrap()] {
+            assert_eq!(reading.len(), 2);
+            assert_eq!(reading.get("f", "h").unwrap(), Some(ok(3)));
+            assert_eq!(reading.get("s", "h").unwrap(), Some(ok(1)));
+            assert!(!reading.holds_failure("f", "h"));
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(
+            text.lines().count(),
+            3,
+            "the failure's line stays: the file is only ever appended to"
+        );
+    }
+
+    #[test]
+    fn a_batch_with_a_failure_then_a_success_for_one_key_keeps_the_success() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cache.jsonl");
+        let mut cache = Cache::open(&path).unwrap();
+        let written = cache
+            .put_all(
+                [
+                    ("k".to_string(), "h".to_string(), failed("x")),
+                    ("k".to_string(), "h".to_string(), ok(1)),
+                    ("k".to_string(), "h".to_string(), failed("y")),
+                ],
+                "s",
+            )
+            .unwrap();
+        assert_eq!(written, 2);
+        assert_eq!(cache.get("k", "h").unwrap(), Some(ok(1)));
+        assert_eq!(
+            Cache::open(&path).unwrap().get("k", "h").unwrap(),
+            Some(ok(1))
+        );
+    }
+
+    #[test]
+    fn a_crash_while_a_success_replaces_a_failure_leaves_the_failure() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cache.jsonl");
+        let mut cache = Cache::open(&path).unwrap();
+        cache.put("f", "h", failed("first"), "import:a").unwrap();
+        let before = std::fs::read(&path).unwrap();
+        cache.put("f", "h", ok(1), "import:b").unwrap();
+        let after = std::fs::read(&path).unwrap();
+        std::fs::write(
+            &path,
+            &after[..before.len() + (after.len() - before.len()) / 2],
+        )
+        .unwrap();
+        let mut reopened = Cache::open(&path).unwrap();
+        assert_eq!(reopened.get("f", "h").unwrap(), Some(failed("first")));
+        assert!(
+            reopened.put("f", "h", ok(1), "import:b").unwrap(),
+            "importing again after the crash replaces the failure"
+        );
+        assert_eq!(
+            Cache::open(&path).unwrap().get("f", "h").unwrap(),
+            Some(ok(1))
+        );
     }
 
     /// A cache on disk holding outcomes `a` (reply 1) and `b` (reply 2).
