@@ -118,12 +118,14 @@ fn failure(status: u16, body: Option<&RawValue>, error: Option<&RawValue>) -> Fa
 }
 
 /// What one file gave.
-#[derive(Debug, Default, Clone, Copy, PartialEq)]
+#[derive(Debug, Default, Clone, PartialEq)]
 pub struct Ingested {
-    /// Outcomes new to the cache.
+    /// Outcomes the cache recorded: new ones, and successes that replaced a failure.
     pub added: usize,
     /// Lines whose custom_id the submission never held.
     pub foreign: usize,
+    /// The custom_id of the first of them.
+    pub first_foreign: Option<String>,
     /// Non-blank lines in the file, bad ones included.
     pub lines: usize,
 }
@@ -190,7 +192,10 @@ pub fn ingest_file(
             }
             match line {
                 Line::Blank | Line::Unserved => {}
-                Line::Foreign => ingested.foreign += 1,
+                Line::Foreign(custom_id) => {
+                    ingested.foreign += 1;
+                    ingested.first_foreign.get_or_insert(custom_id);
+                }
                 Line::Served(rendered) => ready.push(prepare(rendered)?),
                 Line::Bad { why, kept } => {
                     let kept_for = match kept {
@@ -285,8 +290,8 @@ enum Line {
         why: String,
         kept: Option<(String, std::io::Result<CacheLine>)>,
     },
-    /// Its custom_id was never sent in this submission.
-    Foreign,
+    /// Its custom_id (given) was never sent in this submission.
+    Foreign(String),
     /// The request was not served (expired, 429, 5xx): it is resubmitted.
     Unserved,
     Served(std::io::Result<CacheLine>),
@@ -330,7 +335,7 @@ fn parse_line(
         };
     };
     let Some(hash) = keys.get(&custom_id) else {
-        return Line::Foreign;
+        return Line::Foreign(custom_id);
     };
     let Some(outcome) = line_outcome(line.response, line.error) else {
         return Line::Unserved;
@@ -455,6 +460,7 @@ mod tests {
             Ingested {
                 added: 2,
                 foreign: 1,
+                first_foreign: Some("stranger".into()),
                 lines: 5
             }
         );

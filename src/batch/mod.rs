@@ -113,6 +113,16 @@ pub enum BatchError {
     },
     #[error(transparent)]
     StateLink(Box<StateLink>),
+    // An import that answers nothing this out dir exported (exit 1).
+    #[error("--import {}: none of its {lines} line(s) answers a request exported from this out dir (the first unknown custom_id is `{first}`). Import the output of the files under {} (`saseval-gen status` lists what waits), or pass the --out the file was exported from", path.display(), export_dir.display())]
+    ImportMatchesNothing {
+        path: PathBuf,
+        lines: usize,
+        first: String,
+        export_dir: PathBuf,
+    },
+    #[error("--import {} holds no output lines: let the engine finish (vLLM writes one line per request), then import its output", path.display())]
+    ImportEmpty { path: PathBuf },
     #[error("refusing to submit {requests} requests: more than api.max_requests_per_job = {limit}; raise api.max_requests_per_job if this is intended")]
     TooManyRequests { requests: usize, limit: usize },
     #[error("refusing to submit {requests} requests: the estimated worst-case cost ${:.2} (≈{} input tokens, ≤{} output tokens) is ${:.2} over {limit_key} = ${limit:.2}; raise {limit_key} if this is intended", cost.usd, cost.input_tokens, cost.output_tokens, cost.usd - limit)]
@@ -227,7 +237,9 @@ impl BatchError {
                     RUNTIME
                 }
             }
-            BatchError::Interrupted
+            BatchError::ImportMatchesNothing { .. }
+            | BatchError::ImportEmpty { .. }
+            | BatchError::Interrupted
             | BatchError::StateDir { .. }
             | BatchError::ReadFile { .. }
             | BatchError::CacheLine(_)
@@ -418,13 +430,17 @@ impl<'a> Runner<'a> {
     }
 
     /// Runs `requests` as job `job` (a file-name-safe name such as `author-r0`). Requests whose
-    /// outcome is cached are not sent again; only the rest go to the configured backend.
+    /// outcome is cached are not sent again; only the rest go to the configured backend. The
+    /// `file` backend's imports are read at the first job, before anything counts as cached.
     pub async fn run(
         &mut self,
         job: &str,
         requests: &[Request],
         guard: &CostGuard,
     ) -> Result<JobResult, BatchError> {
+        if self.config.api.provider == Provider::File {
+            file::import_all(self)?;
+        }
         let pending: Vec<&Request> = requests
             .iter()
             .filter(|r| !self.cache.contains(&r.custom_id, r.body_hash()))
