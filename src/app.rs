@@ -22,6 +22,9 @@ pub async fn run(cli: Cli, printer: &Printer) -> Result<ExitCode> {
     {
         return verify(&cli, path, *check_actions, printer);
     }
+    if let Command::Diff { a, b, json } = &cli.command {
+        return diff(&cli, a, b, *json, printer);
+    }
     let config = Config::load(&cli.config, &cli.overrides)?;
     let out_dir = cli
         .out
@@ -52,7 +55,7 @@ pub async fn run(cli: Cli, printer: &Printer) -> Result<ExitCode> {
         }
         Command::Status => return status(&config, &out_dir, printer),
         Command::Cancel => return cancel(&config, &out_dir, printer).await,
-        Command::Verify { .. } => return Ok(ExitCode::SUCCESS),
+        Command::Verify { .. } | Command::Diff { .. } => return Ok(ExitCode::SUCCESS),
         Command::Author { batch, .. } => (batch.clone(), AssembleArgs::default(), Steps::AUTHOR),
         Command::Repair { batch } => (batch.clone(), AssembleArgs::default(), Steps::REPAIR),
         Command::Audit { batch, .. } => (batch.clone(), AssembleArgs::default(), Steps::AUDIT),
@@ -309,4 +312,30 @@ fn verify(cli: &Cli, path: &Path, check_actions: bool, printer: &Printer) -> Res
     lines.extend(report.problems.iter().map(|p| format!("  {p}")));
     printer.out(lines.join("\n"));
     Ok(ExitCode::from(crate::exit::RUNTIME))
+}
+
+/// `diff A B`: compares two releases and prints a table or `--json`. The near-duplicate threshold
+/// is the config's `assemble.near_dup_threshold`; without a config file (the default
+/// `pipeline.toml` absent, no `--config` or `--set` given) it is the default assemble uses.
+fn diff(cli: &Cli, a: &Path, b: &Path, json: bool, printer: &Printer) -> Result<ExitCode> {
+    let config_given = cli.config != Path::new("pipeline.toml") || !cli.overrides.is_empty();
+    let threshold = if config_given || cli.config.exists() {
+        Config::load(&cli.config, &cli.overrides)?
+            .assemble
+            .near_dup_threshold
+    } else {
+        crate::dedup::DEFAULT_THRESHOLD
+    };
+    let (a, b) = (crate::diff::read_release(a)?, crate::diff::read_release(b)?);
+    let found = crate::diff::diff(&a, &b, threshold)?;
+    if json {
+        let text = serde_json::to_string_pretty(&found).map_err(|source| Error::Serialise {
+            what: "the diff",
+            source,
+        })?;
+        printer.out(text);
+    } else {
+        printer.out(crate::diff::render_table(&found).trim_end());
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -74,6 +74,18 @@ pub enum Command {
     },
     /// Cancel this out dir's running batches (for a mistaken submission).
     Cancel,
+    /// Compare two releases (folders or prompts JSONL files, ours or v1's): records added, removed
+    /// and kept (matched by prompt, exactly then as near duplicates), what changed in kept ones,
+    /// near duplicates across the two, and per-category counts, lengths and target rows.
+    Diff {
+        /// The earlier release.
+        a: PathBuf,
+        /// The later release.
+        b: PathBuf,
+        /// Print the whole comparison as JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Clone, Args, Default)]

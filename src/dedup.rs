@@ -310,7 +310,7 @@ fn sweep(index: &mut impl SurvivorIndex, reference_count: usize, total: usize) -
 
 /// The card's normalisation ([`norm`]) with runs of spaces collapsed and the ends trimmed. An
 /// ASCII prompt, the common case, is mapped byte by byte exactly as `norm` maps its characters.
-fn normalise(prompt: &str) -> String {
+pub fn normalise(prompt: &str) -> String {
     let spaced;
     let chars = if prompt.is_ascii() {
         prompt

@@ -10,6 +10,7 @@ use crate::batch::journal::JournalError;
 use crate::batch::BatchError;
 use crate::config::ConfigError;
 use crate::dedup::DedupError;
+use crate::diff::DiffError;
 use crate::jsonl::JsonlError;
 use crate::lock::LockError;
 use crate::release::ReleaseError;
@@ -37,6 +38,8 @@ pub enum Error {
     Lock(#[from] LockError),
     #[error(transparent)]
     Dedup(#[from] DedupError),
+    #[error(transparent)]
+    Diff(#[from] DiffError),
     #[error(
         "the out dir {} exists and is not a folder: pass another --out or move the file",
         .0.display()
@@ -137,6 +140,7 @@ impl Error {
             | Error::StaleInput { .. }
             | Error::Exclude { .. } => USAGE,
             Error::Batch(error) => error.code(),
+            Error::Diff(error) => error.code(),
             Error::Release(_)
             | Error::Verify(_)
             | Error::Jsonl(_)

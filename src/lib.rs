@@ -9,6 +9,7 @@ pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod dedup;
+pub mod diff;
 pub mod digest;
 pub mod endpoint;
 pub mod error;

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use super::dataset::{
     pretty_name, CITATION, LICENSE_FILE, LICENSE_NAME, LICENSE_TERMS, PAPER, TAGS,
 };
-use super::info::{FlagCounts, ReleaseInfo};
+use super::info::{ChangesSince, FlagCounts, ReleaseInfo};
 use super::REPORT;
 use crate::record::Category;
 use crate::schema::{json_number, HubFeature, ReleaseRecord, RowSource, COLUMNS};
@@ -630,15 +630,83 @@ fn closing(card: &mut String, info: &ReleaseInfo, sha256: &str, records: &[Relea
         card,
         "## Changelog\n\n\
          - **{} ({}):** {}-prompt release built by saseval-gen {}; {} records carry `_gold_repaired`;\n  \
-         {} records flagged `_needs_review`. Dataset SHA-256 `{sha256}`.\n\
-         - **v1 (2026-07-09):** initial 1,000-prompt release; 71 numeric keys repaired; 14 items flagged\n  \
-         `_needs_review`. Dataset SHA-256 `{V1_SHA256}` (as its card's header states).",
+         {} records flagged `_needs_review`. Dataset SHA-256 `{sha256}`.",
         info.version,
         info.date,
         group(info.total()),
         info.tool_version,
         group(flags.gold_repaired),
         group(flags.needs_review),
+    );
+    for earlier in &info.earlier {
+        changes_since(card, earlier);
+    }
+    let _ = writeln!(
+        card,
+        "- **v1 (2026-07-09):** initial 1,000-prompt release; 71 numeric keys repaired; 14 items flagged\n  \
+         `_needs_review`. Dataset SHA-256 `{V1_SHA256}` (as its card's header states)."
+    );
+}
+
+/// The Changelog's account of what changed since an earlier release (`assemble --exclude`), as
+/// `saseval-gen diff` measures it, nested under this release's entry. Names read from the
+/// earlier release's file are shown as inline code with their control characters escaped.
+fn changes_since(card: &mut String, changes: &ChangesSince) {
+    let code = |text: &str| {
+        let text = crate::batch::untrusted::printable(text).replace('`', "'");
+        format!("`{}`", table_cell(&text))
+    };
+    let _ = writeln!(
+        card,
+        "  - Since {} ({} records, SHA-256 `{}`), as `saseval-gen diff` measures it: {} records\n    \
+         added, {} removed, {} kept ({} with the same prompt, {} near duplicates reworded).",
+        code(&changes.earlier),
+        group(changes.earlier_records),
+        changes.earlier_sha256,
+        group(changes.added),
+        group(changes.removed),
+        group(changes.kept_exact + changes.kept_near),
+        group(changes.kept_exact),
+        group(changes.kept_near),
+    );
+    let _ = writeln!(
+        card,
+        "  - Kept records whose golds changed: {}, flags: {}, target rows: {}; near duplicates across\n    \
+         the two releases: {}.",
+        group(changes.golds_changed),
+        group(changes.flags_changed),
+        group(changes.targets_changed),
+        group(changes.near_duplicates),
+    );
+    let counts: Vec<String> = changes
+        .counts
+        .iter()
+        .map(|(category, earlier, now)| {
+            format!("{} {} → {}", code(category), group(*earlier), group(*now))
+        })
+        .collect();
+    let _ = writeln!(
+        card,
+        "  - Records per category (then → now): {}.",
+        if counts.is_empty() {
+            "none in either".to_string()
+        } else {
+            counts.join(", ")
+        }
+    );
+    let rows: Vec<String> = changes
+        .rows_changed
+        .iter()
+        .map(|category| code(category))
+        .collect();
+    let _ = writeln!(
+        card,
+        "  - Target rows changed: {}.",
+        if rows.is_empty() {
+            "none".to_string()
+        } else {
+            rows.join(", ")
+        }
     );
 }
 
@@ -834,6 +902,57 @@ mod tests {
             .expect("a Licensing section");
         assert!(section.contains("[`LICENSE.md`](LICENSE.md)"), "{section}");
         assert!(section.contains(LICENSE_TERMS), "{section}");
+    }
+
+    #[test]
+    fn the_changelog_states_the_changes_since_each_excluded_release() {
+        let records = records(1);
+        let mut info = info(&records, 1);
+        let changelog = |info: &ReleaseInfo| {
+            let card = render_card(info, "saseval_v2_prompts.jsonl", SHA, 12_345, &records);
+            card.split("## Changelog\n\n")
+                .nth(1)
+                .unwrap_or_default()
+                .to_string()
+        };
+        let without = changelog(&info);
+        assert!(without.starts_with("- **v2 (2026-08-01):**"), "{without}");
+        assert!(
+            without.ends_with("(as its card's header states).\n"),
+            "{without}"
+        );
+        info.earlier = vec![ChangesSince {
+            earlier: "saseval_v1_prompts.jsonl".into(),
+            earlier_records: 1_000,
+            earlier_sha256: "ad7a".into(),
+            added: 10,
+            removed: 1_000,
+            counts: vec![
+                ("simple_factual".into(), 100, 1),
+                ("poetry`\n## Injected".into(), 3, 0),
+            ],
+            rows_changed: vec!["technical_code".into()],
+            ..ChangesSince::default()
+        }];
+        let with = changelog(&info);
+        let entry: Vec<&str> = with.lines().collect();
+        assert!(entry[0].starts_with("- **v2 (2026-08-01):**"));
+        assert_eq!(
+            entry[2..7],
+            [
+                "  - Since `saseval_v1_prompts.jsonl` (1,000 records, SHA-256 `ad7a`), as `saseval-gen diff` measures it: 10 records",
+                "    added, 1,000 removed, 0 kept (0 with the same prompt, 0 near duplicates reworded).",
+                "  - Kept records whose golds changed: 0, flags: 0, target rows: 0; near duplicates across",
+                "    the two releases: 0.",
+                "  - Records per category (then → now): `simple_factual` 100 → 1, `poetry'\\n## Injected` 3 → 0.",
+            ]
+        );
+        assert_eq!(entry[7], "  - Target rows changed: `technical_code`.");
+        assert!(entry[8].starts_with("- **v1 (2026-07-09):**"));
+        assert!(
+            !with.contains("\n## Injected"),
+            "a name cannot start a section"
+        );
     }
 
     #[test]

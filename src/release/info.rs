@@ -154,6 +154,31 @@ pub struct Shortfall {
     pub reasons: BTreeMap<String, usize>,
 }
 
+/// What changed since an earlier release, as `saseval-gen diff` measures it; the card's Changelog
+/// states it when `assemble --exclude` names that release.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChangesSince {
+    /// The earlier release's file name (not its path: the card reads the same wherever it was).
+    pub earlier: String,
+    pub earlier_records: usize,
+    pub earlier_sha256: String,
+    pub added: usize,
+    pub removed: usize,
+    /// Kept records matched by the same prompt after the card's normalisation.
+    pub kept_exact: usize,
+    /// Kept records matched as near duplicates.
+    pub kept_near: usize,
+    pub golds_changed: usize,
+    pub flags_changed: usize,
+    pub targets_changed: usize,
+    /// Near-duplicate pairs across the two releases.
+    pub near_duplicates: usize,
+    /// Per category name: records in the earlier release and in this one.
+    pub counts: Vec<(String, usize, usize)>,
+    /// Categories whose target row differs between the two.
+    pub rows_changed: Vec<String>,
+}
+
 /// Everything the manifest and the card state about a release. The caller measures these; the
 /// release files only print them.
 #[derive(Debug, Clone, PartialEq)]
@@ -199,6 +224,8 @@ pub struct ReleaseInfo {
     pub keep_flagged: bool,
     /// Every category's target row; [`RowSource::of`] tells which come from the v1 card.
     pub target_rows: BTreeMap<Category, TargetRow>,
+    /// What changed since each earlier release given to `assemble --exclude`.
+    pub earlier: Vec<ChangesSince>,
 }
 
 impl ReleaseInfo {

@@ -16,9 +16,11 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 pub use info::{
-    AuditNumbers, DedupNumbers, FlagCounts, FlagOutcome, FlaggedItem, PanelSampling, PassCount,
+    AuditNumbers, ChangesSince, DedupNumbers, FlagCounts, FlagOutcome, FlaggedItem, PanelSampling,
+    PassCount,
     ReleaseInfo, RepairCounts, RepairNumbers, Shortfall, VerifierNumbers,
 };
+pub(crate) use report::summary as five_number_summary;
 
 use crate::digest::sha256_hex;
 use crate::fsio::write_atomic;

@@ -259,7 +259,7 @@ fn heat(n: usize, max: usize) -> String {
 }
 
 /// Five-number summary of sorted counts: min, lower quartile, median, upper quartile, max.
-fn summary(sorted: &[usize]) -> Option<[usize; 5]> {
+pub(crate) fn summary(sorted: &[usize]) -> Option<[usize; 5]> {
     let last = sorted.len().checked_sub(1)?;
     let at = |percent: usize| {
         sorted

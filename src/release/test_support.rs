@@ -181,5 +181,6 @@ pub(crate) fn info(records: &[ReleaseRecord], per_category: usize) -> ReleaseInf
         shortfall: Vec::new(),
         keep_flagged: false,
         target_rows: all_rows(),
+        earlier: Vec::new(),
     }
 }

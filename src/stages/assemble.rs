@@ -11,10 +11,12 @@ use super::{
 use crate::cli::AssembleArgs;
 use crate::config::Config;
 use crate::dedup::{self, Against, DedupConfig, DupKind, Method};
+use crate::diff;
 use crate::error::{Error, Result};
 use crate::record::{excerpt, Candidate, Category, Reject};
 use crate::release::{
-    self, AuditNumbers, DedupNumbers, FlagOutcome, FlaggedItem, PassCount, ReleaseInfo, Shortfall,
+    self, AuditNumbers, ChangesSince, DedupNumbers, FlagOutcome, FlaggedItem, PassCount,
+    ReleaseInfo, Shortfall,
     VerifierNumbers,
 };
 use crate::schema::ReleaseRecord;
@@ -571,6 +573,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<()> {
             .into_iter()
             .map(|c| (c, config.category(c).target))
             .collect(),
+        earlier: changes_since(config, &args.excludes, &records)?,
     };
     let written = release::write_release(ctx.out_dir(), &records, &info)?;
     let mut lines = vec![format!(
@@ -592,6 +595,37 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<()> {
     }
     ctx.printer.out(lines.join("\n"));
     Ok(())
+}
+
+/// What changed since each `--exclude` release, for the card's Changelog: the `diff` of it and
+/// the records about to be written (with this config's target rows), naming it by its file name.
+fn changes_since(
+    config: &Config,
+    excludes: &[PathBuf],
+    records: &[ReleaseRecord],
+) -> Result<Vec<ChangesSince>> {
+    let this = diff::Release::of_records("this release", "", records);
+    let rows: BTreeMap<String, Vec<f64>> = Category::ALL
+        .into_iter()
+        .map(|c| {
+            (
+                c.name().to_string(),
+                config.category(c).target().target_action().to_vec(),
+            )
+        })
+        .collect();
+    let threshold = config.assemble.near_dup_threshold;
+    excludes
+        .iter()
+        .map(|path| {
+            let earlier = diff::read_release(path)?;
+            let name = earlier.file.file_name().map_or_else(
+                || path.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            );
+            Ok(diff::diff(&earlier, &this, threshold)?.changes(&name, &rows))
+        })
+        .collect()
 }
 
 /// The lines of a side file, or none when it does not exist.

@@ -14,6 +14,7 @@ mod audit;
 mod author;
 mod cli_text;
 mod config;
+mod diff;
 mod interop;
 mod local;
 mod readers;
