@@ -144,7 +144,7 @@ fn import(runner: &mut Runner<'_>, path: &Path, keys: &Keys) -> Result<(), Batch
         .filter(|(id, h)| !runner.cache.holds_failure(id, h))
         .count();
     let what = if new + replaced == 0 {
-        "nothing new: every request it answers already has its outcome in the cache".to_string()
+        "nothing new: the requests it answers already have their outcome, or it reports them unserved (HTTP 429 or 5xx), which leaves them waiting".to_string()
     } else {
         format!("{new} new result(s), {replaced} failed outcome(s) replaced by a success")
     };

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use saseval_testkit::fake_api::FakeReply;
 
+use crate::bar::Bar;
 use crate::responders::good_responder;
 use crate::world::{all_files, read_jsonl, repo, Run, World};
 
@@ -184,7 +185,24 @@ fn an_import_replaces_failed_outcomes_and_never_successful_ones() {
     );
     import(&world, &path)
         .success()
-        .stderr_has("nothing new: every request it answers already has its outcome in the cache");
+        .stderr_has("3 line(s) answer exported requests; nothing new: the requests it answers already have their outcome");
+
+    // A crash in the middle of appending the last replacement leaves a torn line: the failure it
+    // was replacing is in force again, and importing again replaces it.
+    let cache = world.out().join("state/cache.jsonl");
+    let bytes = std::fs::read(&cache).expect("cache");
+    let last_start = bytes[..bytes.len() - 1]
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(0, |at| at + 1);
+    let torn = last_start + (bytes.len() - last_start) / 2;
+    std::fs::write(&cache, &bytes[..torn]).expect("tear the last line");
+    world.run(&["author"]).success();
+    assert!(reject_detail(&world, NO_MODEL_ID).contains("does not exist"));
+    import(&world, &path)
+        .success()
+        .stderr_has("0 new result(s), 1 failed outcome(s) replaced by a success");
+    assert!(!authored_from(&world, NO_MODEL_ID).is_empty());
 }
 
 #[test]
@@ -212,24 +230,27 @@ fn foreign_lines_are_counted_and_an_import_of_nothing_else_is_refused() {
     ];
     lines.extend(strangers.iter().cloned());
     let mixed = write_lines(&world, "mixed.jsonl", &lines);
-    import(&world, &mixed).success().stderr_has(&format!(
-        "warning: --import {}: 2 of its 4 line(s) answer no request exported from this out dir (the first: custom_id `author/poetry/r0/0000`); they were ignored",
-        mixed.display()
-    ));
-
     let foreign = write_lines(&world, "foreign.jsonl", &strangers);
-    import(&world, &foreign).code(1).stderr_has(&format!(
+    let empty = write_lines(&world, "empty.jsonl", &[]);
+    let missing = world.dir.path().join("no-such-results.jsonl");
+    let bar = Bar::before(&world);
+    bar.ran(import(&world, &mixed))
+        .success()
+        .stderr_has(&format!(
+            "warning: --import {}: 2 of its 4 line(s) answer no request exported from this out dir (the first: custom_id `author/poetry/r0/0000`); they were ignored",
+            mixed.display()
+        ));
+    bar.ran(import(&world, &foreign)).code(1).stderr_has(&format!(
         "--import {}: none of its 2 line(s) answers a request exported from this out dir (the first unknown custom_id is `author/poetry/r0/0000`)",
         foreign.display()
     ));
-    let empty = write_lines(&world, "empty.jsonl", &[]);
-    import(&world, &empty)
+    bar.ran(import(&world, &empty))
         .code(1)
         .stderr_has("holds no output lines");
-    let missing = world.dir.path().join("no-such-results.jsonl");
-    import(&world, &missing)
+    bar.ran(import(&world, &missing))
         .code(2)
         .stderr_has("no-such-results.jsonl");
+    bar.after();
 }
 
 /// The vLLM command lines of a run's hint.
