@@ -195,7 +195,7 @@ impl<'r, 'a> FileJob<'r, 'a> {
             }
             newest.extend(keys.into_iter().map(|(id, h)| (id, (h, s))));
         }
-        let waiting: Vec<&Request> = pending
+        let without_outcome: Vec<&Request> = pending
             .iter()
             .copied()
             .filter(|r| !self.runner.cache.contains(&r.custom_id, r.body_hash()))
@@ -208,19 +208,20 @@ impl<'r, 'a> FileJob<'r, 'a> {
                 })
                 .map(|(_, s)| *s)
         };
-        let mut files: BTreeMap<usize, usize> = BTreeMap::new();
+        // Submission → how many of its requests still wait.
+        let mut waiting_in: BTreeMap<usize, usize> = BTreeMap::new();
         let mut uncovered = Vec::new();
-        for r in &waiting {
+        for r in &without_outcome {
             match held_by(r, &journal) {
-                Some(s) => *files.entry(s).or_default() += 1,
+                Some(s) => *waiting_in.entry(s).or_default() += 1,
                 None => uncovered.push(*r),
             }
         }
         for (s, requests) in self.export(&mut journal, &uncovered)? {
-            *files.entry(s).or_default() += requests;
+            *waiting_in.entry(s).or_default() += requests;
         }
         let export_dir = self.runner.state.export_dir();
-        let waiting: Vec<Waiting> = files
+        let files: Vec<Waiting> = waiting_in
             .into_iter()
             .map(|(s, waiting)| {
                 let sub = &journal.submissions[s];
@@ -232,10 +233,10 @@ impl<'r, 'a> FileJob<'r, 'a> {
                 }
             })
             .collect();
-        if !waiting.is_empty() {
+        if !files.is_empty() {
             self.runner
                 .printer
-                .note(hint(&self.job, &export_dir, &waiting));
+                .note(hint(&self.job, &export_dir, &files));
         }
         Ok(())
     }
