@@ -17,8 +17,7 @@ use std::path::{Path, PathBuf};
 
 pub use info::{
     AuditNumbers, ChangesSince, DedupNumbers, FlagCounts, FlagOutcome, FlaggedItem, PanelSampling,
-    PassCount,
-    ReleaseInfo, RepairCounts, RepairNumbers, Shortfall, VerifierNumbers,
+    PassCount, ReleaseInfo, RepairCounts, RepairNumbers, Shortfall, VerifierNumbers,
 };
 pub(crate) use report::summary as five_number_summary;
 

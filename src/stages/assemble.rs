@@ -16,8 +16,7 @@ use crate::error::{Error, Result};
 use crate::record::{excerpt, Candidate, Category, Reject};
 use crate::release::{
     self, AuditNumbers, ChangesSince, DedupNumbers, FlagOutcome, FlaggedItem, PassCount,
-    ReleaseInfo, Shortfall,
-    VerifierNumbers,
+    ReleaseInfo, Shortfall, VerifierNumbers,
 };
 use crate::schema::ReleaseRecord;
 use crate::seeded;
@@ -610,7 +609,7 @@ fn changes_since(
         .map(|c| {
             (
                 c.name().to_string(),
-                config.category(c).target().target_action().to_vec(),
+                config.category(c).target.target_action().to_vec(),
             )
         })
         .collect();

@@ -18,9 +18,11 @@ use crate::responders::good_responder;
 use crate::world::{Run, World};
 
 /// Settings under which a release holds every valid item round 0 authored (20 is a multiple of
-/// every category's items per request, and nothing is trimmed), so that A and B
-/// differ only where their model's answers or their config do.
-const EVERY_ITEM: [&str; 6] = [
+/// every category's items per request, and nothing is trimmed; no audit, whose flags would
+/// leave items out of A that B keeps), so that A and B differ only where their model's answers
+/// or their config do.
+const EVERY_ITEM: [&str; 7] = [
+    "audit.models=[]",
     "release.per_category=20",
     "author.oversample=1.0",
     "author.max_rounds=1",
