@@ -13,12 +13,85 @@ use saseval_testkit::replies;
 use crate::responders::good_responder;
 use crate::world::{count_by_category, World, CATEGORIES};
 
-/// Items whose key is a distractor: the panel reaches another value (one no gold is a
-/// substring of, since the card's grader matches substrings).
-const DISTRACTED: [&str; 2] = ["conversational.r0.0000.0", "multi_document_qa.r0.0000.1"];
+/// Items whose key is a distractor of their own context: another snippet's value, a value from
+/// another turn of the dialog, another fact of the document. The careful panel answers the true
+/// key, which the grader does not match against the distractor.
+/// In id order, as the report lists them.
+const DISTRACTED: [&str; 3] = [
+    "conversational.r0.0000.0",
+    "long_document_qa.r0.0000.0",
+    "multi_document_qa.r0.0000.0",
+];
+
+/// The authoring requests whose first item gets a distractor key.
+fn planted(custom_id: &str) -> bool {
+    DISTRACTED.iter().any(|id| {
+        let category = id.split('.').next().unwrap_or("");
+        custom_id == format!("author/{category}/r0/0000")
+    })
+}
 
 /// The panel of these tests.
 const PANEL: &str = "audit.models=[\"p-a\", \"p-b\", \"p-c\"]";
+
+/// A value of the prompt's context other than `gold`: its first word with a digit that neither
+/// contains the gold nor is contained in it, once normalised as the grader does.
+fn distractor_in(prompt: &str, gold: &str) -> Option<String> {
+    let gold = saseval_gen::grade::norm(gold);
+    prompt
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '%' && c != '$'))
+        .filter(|w| w.len() >= 2 && w.chars().any(|c| c.is_ascii_digit()))
+        .find(|w| {
+            let word = saseval_gen::grade::norm(w);
+            !word.contains(gold.trim()) && !gold.contains(word.trim())
+        })
+        .map(str::to_string)
+}
+
+/// The reply's `{"items": …}` object (replies may come fenced, after a `<think>` block or in prose).
+fn items_of(content: &str) -> Value {
+    let start = content.find('{').expect("a JSON object in the reply");
+    serde_json::Deserializer::from_str(&content[start..])
+        .into_iter::<Value>()
+        .next()
+        .and_then(Result::ok)
+        .expect("the reply's JSON")
+}
+
+/// `good_responder`, except that the first item of each `planted` request gets a distractor of
+/// its context as its key (the panel still answers the true one), and `wrong_model` (if any)
+/// answers every item with a value no gold matches.
+fn panel_responder(wrong_model: Option<&'static str>) -> Responder {
+    let inner = good_responder();
+    Arc::new(move |custom_id: &str, body: &Value| {
+        if let Some(rest) = custom_id.strip_prefix("audit/") {
+            let model = rest.split('/').nth(1).unwrap_or("");
+            if Some(model) == wrong_model {
+                return FakeReply::Content("Qxq, as the last line says.".into());
+            }
+        }
+        let reply = inner(custom_id, body);
+        let FakeReply::Content(content) = &reply else {
+            return reply;
+        };
+        if !planted(custom_id) {
+            return reply;
+        }
+        let mut items = items_of(content);
+        let prompt = items["items"][0]["prompt"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        let gold = items["items"][0]["golds"][0]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        let distractor = distractor_in(&prompt, &gold).expect("the context has another value");
+        items["items"][0]["golds"] = serde_json::json!([distractor]);
+        FakeReply::Content(items.to_string())
+    })
+}
 
 /// The items of `report` that carry `flag`.
 fn with_flag<'r>(report: &'r BTreeMap<String, Value>, flag: &str) -> Vec<&'r str> {
@@ -31,21 +104,6 @@ fn with_flag<'r>(report: &'r BTreeMap<String, Value>, flag: &str) -> Vec<&'r str
         })
         .map(|(id, _)| id.as_str())
         .collect()
-}
-
-/// `good_responder`, except that every panel model answers the `DISTRACTED` items with another
-/// value, and `wrong_model` (if any) answers every item wrongly.
-fn panel_responder(wrong_model: Option<&'static str>) -> Responder {
-    let inner = good_responder();
-    Arc::new(move |custom_id: &str, body: &Value| {
-        if let Some(rest) = custom_id.strip_prefix("audit/") {
-            let (item, model) = rest.split_once('/').unwrap_or((rest, ""));
-            if DISTRACTED.contains(&item) || Some(model) == wrong_model {
-                return FakeReply::Content("Qxq, as the last line says.".into());
-            }
-        }
-        inner(custom_id, body)
-    })
 }
 
 fn by_item(lines: Vec<Value>) -> BTreeMap<String, Value> {
@@ -81,6 +139,12 @@ fn a_key_the_panel_does_not_reach_is_flagged_left_out_and_the_surplus_fills_its_
         );
         assert_eq!(line["verdict"]["correct"], 0);
         assert_eq!(audited[id]["_needs_review"], true, "{id}");
+        let key = line["golds"][0].as_str().expect("key");
+        let prompt = audited[id]["prompt"].as_str().expect("prompt");
+        assert!(
+            prompt.contains(key),
+            "{id}: the key {key:?} is a value of its own context"
+        );
     }
     assert_eq!(
         with_flag(&report, "panel_disagrees"),
@@ -124,7 +188,7 @@ fn a_key_the_panel_does_not_reach_is_flagged_left_out_and_the_surplus_fills_its_
         serde_json::json!(["p-a", "p-b", "p-c"])
     );
     assert_eq!(manifest["audit"]["min_correct"], 2);
-    assert_eq!(manifest["audit"]["flags"]["panel_disagrees"], 2);
+    assert_eq!(manifest["audit"]["flags"]["panel_disagrees"], 3);
     let flagged = report
         .values()
         .filter(|l| l["verdict"]["flags"] != serde_json::json!([]));
@@ -148,7 +212,7 @@ fn a_key_the_panel_does_not_reach_is_flagged_left_out_and_the_surplus_fills_its_
     let card = std::fs::read_to_string(world.out().join("README.md")).expect("card");
     assert!(card.contains("3. **Audit panel:**"), "{card}");
     assert!(card.contains("at least 2 of 3 panel"), "{card}");
-    assert!(card.contains("`panel_disagrees` (2)"), "{card}");
+    assert!(card.contains("`panel_disagrees` (3)"), "{card}");
     assert!(
         card.contains("| `conversational` | 100.0% (4/4) |"),
         "{card}"
@@ -179,7 +243,7 @@ fn one_panel_model_that_errs_does_not_flag_keys_the_majority_reaches() {
     assert_eq!(summary["by_model"]["p-c"]["correct"], 0);
     assert_eq!(
         summary["by_model"]["p-a"]["correct"].as_u64(),
-        Some(report.len() as u64 - 2)
+        Some((report.len() - DISTRACTED.len()) as u64)
     );
     assert!(
         run.stdout.contains("0.0%"),
