@@ -96,6 +96,10 @@ pub struct LocalEngine {
     template: LlamaChatTemplate,
     settings: LocalSettings,
     model_name: String,
+    /// The tokens whose keys and values the context holds, in position order: the last
+    /// request's prompt and the tokens it generated. The next prompt evaluates only what
+    /// follows the prefix it shares with them.
+    evaluated: Vec<LlamaToken>,
 }
 
 impl std::fmt::Debug for LocalEngine {
@@ -149,6 +153,7 @@ impl LocalEngine {
             template,
             settings: settings.clone(),
             model_name,
+            evaluated: Vec::new(),
         })
     }
 
@@ -165,8 +170,14 @@ impl LocalEngine {
             });
         }
         let mut picker = self.token_picker(&request)?;
-        self.context.clear_kv_cache();
-        let generation = self.generate(&mut picker, &prompt, request.max_tokens)?;
+        let reused = self.keep_shared_prefix(&prompt);
+        let generation = match self.generate(&mut picker, &prompt, reused, request.max_tokens) {
+            Ok(generation) => generation,
+            Err(error) => {
+                self.forget_evaluated();
+                return Err(error);
+            }
+        };
         let model = request.model.unwrap_or_else(|| self.model_name.clone());
         let content = String::from_utf8_lossy(&generation.text).into_owned();
         let prompt_tokens = prompt.len();
@@ -188,6 +199,38 @@ impl LocalEngine {
                 "total_tokens": prompt_tokens + completion_tokens,
             },
         }))
+    }
+
+    /// Drops from the context every position after the longest prefix `prompt` shares with
+    /// what it holds (always leaving the last prompt token to evaluate, for its logits), and
+    /// returns that prefix's length.
+    fn keep_shared_prefix(&mut self, prompt: &[LlamaToken]) -> usize {
+        let shared = self
+            .evaluated
+            .iter()
+            .zip(prompt)
+            .take_while(|(held, wanted)| held == wanted)
+            .count()
+            .min(prompt.len().saturating_sub(1));
+        let position = u32::try_from(shared).unwrap_or(u32::MAX);
+        match self
+            .context
+            .clear_kv_cache_seq(Some(0), Some(position), None)
+        {
+            Ok(true) => {
+                self.evaluated.truncate(shared);
+                shared
+            }
+            _ => {
+                self.forget_evaluated();
+                0
+            }
+        }
+    }
+
+    fn forget_evaluated(&mut self) {
+        self.context.clear_kv_cache();
+        self.evaluated.clear();
     }
 
     /// Prompt plus completion tokens allowed per request: the configured size, even though
@@ -256,19 +299,21 @@ impl LocalEngine {
         &mut self,
         picker: &mut TokenPicker,
         prompt: &[LlamaToken],
+        reused: usize,
         max_tokens: u32,
     ) -> Result<Generation, LocalError> {
         let vocab = self.model.vocab();
         let token_limit = self.token_limit() as usize;
         let context = &mut self.context;
-        let mut batch = LlamaBatch::new(prompt.len(), 1);
+        let mut batch = LlamaBatch::new(prompt.len() - reused, 1);
         let last = prompt.len().saturating_sub(1);
-        for (position, token) in prompt.iter().enumerate() {
+        for (position, token) in prompt.iter().enumerate().skip(reused) {
             batch
                 .add(*token, to_llama_int(position)?, &[0], position == last)
                 .map_err(|error| LocalError::Decode(error.to_string()))?;
         }
         decode(context, &mut batch)?;
+        self.evaluated = prompt.to_vec();
 
         let mut text = Vec::new();
         let mut completion_tokens = 0_usize;
@@ -289,6 +334,7 @@ impl LocalEngine {
                 .add(token, to_llama_int(position)?, &[0], true)
                 .map_err(|error| LocalError::Decode(error.to_string()))?;
             decode(context, &mut batch)?;
+            self.evaluated.push(token);
             position += 1;
         };
         Ok(Generation {
@@ -802,6 +848,55 @@ mod tests {
         assert_eq!(
             fresh.complete(&body).expect("fresh completion").to_string(),
             first.to_string()
+        );
+    }
+
+    #[test]
+    fn reusing_a_shared_prompt_prefix_gives_the_bytes_of_a_fresh_context() {
+        let Some((model, _turn)) =
+            test_model("reusing_a_shared_prompt_prefix_gives_the_bytes_of_a_fresh_context")
+        else {
+            return;
+        };
+        let system =
+            "You write enterprise quiz items as JSON. Each item has a prompt and short golds. "
+                .repeat(8);
+        let ask = |topic: &str, seed: u64| {
+            json!({
+                "messages": [
+                    {"role": "system", "content": system},
+                    {"role": "user", "content": format!("Write one question about {topic}.")}
+                ],
+                "temperature": 0.7, "top_p": 0.95, "seed": seed, "max_tokens": 40
+            })
+        };
+        let bodies = [
+            ask("rivers", 1),
+            ask("rivers and lakes", 2),
+            ask("mountains", 3),
+        ];
+        let mut reusing = load_engine(&model, 2, 2048);
+        let mut shared = Vec::new();
+        for body in &bodies {
+            let before = reusing.evaluated.clone();
+            let reply = reusing.complete(body).expect("completion").to_string();
+            let prompt = reusing.render_prompt(&ChatRequest::parse(body).expect("body").messages);
+            let prompt = prompt.expect("prompt");
+            shared.push(
+                before
+                    .iter()
+                    .zip(&prompt)
+                    .take_while(|(a, b)| a == b)
+                    .count(),
+            );
+            let mut fresh = load_engine(&model, 2, 2048);
+            let alone = fresh.complete(body).expect("fresh completion").to_string();
+            assert_eq!(reply, alone, "{body}");
+        }
+        assert_eq!(shared[0], 0);
+        assert!(
+            shared[1] > 100 && shared[2] > 100,
+            "the system prompt is reused: {shared:?}"
         );
     }
 
