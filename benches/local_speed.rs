@@ -306,18 +306,22 @@ fn decode_one(
         .map_err(|e| format!("llama.cpp decode: {e}"))
 }
 
-/// Both engine workloads on one engine (loaded once, warmed up by one short request).
+/// Both engine workloads on one engine (loaded once, warmed up by one short request), and
+/// their probes on a second one: a probe on the measured engine would evaluate the next
+/// request's prompt ahead of it, and the engine reuses the prompt prefix it holds.
 fn measure_engine(
     settings: &LocalSettings,
     workloads: &[Workload],
     repetitions: usize,
 ) -> Result<Vec<Measurement>, String> {
     let mut engine = LocalEngine::load(settings).map_err(|e| e.to_string())?;
+    let mut probe_engine = LocalEngine::load(settings).map_err(|e| e.to_string())?;
     if let Some(warm_up) = workloads
         .first()
         .and_then(|workload| workload.probes.first())
     {
         timed_completion(&mut engine, warm_up)?;
+        timed_completion(&mut probe_engine, warm_up)?;
     }
     let mut measurements = Vec::new();
     for workload in workloads {
@@ -326,7 +330,7 @@ fn measure_engine(
         let mut last = EngineRun::default();
         for repetition in 1..=repetitions {
             progress(workload.case, settings.threads, repetition, repetitions);
-            last = engine_run(&mut engine, workload)?;
+            last = engine_run(&mut engine, &mut probe_engine, workload)?;
             runs.push(last.completion_tokens as f64 / last.seconds);
             generation_runs.push(
                 last.completion_tokens
@@ -348,13 +352,18 @@ fn measure_engine(
     Ok(measurements)
 }
 
-/// Runs every body of `workload` once, and before each its one-token probe. `complete` cannot
-/// report how long its prompt evaluation took, so generation alone is estimated as the full
-/// requests' tokens and time minus the probes' (prompt evaluation, grammar setup, first token).
-fn engine_run(engine: &mut LocalEngine, workload: &Workload) -> Result<EngineRun, String> {
+/// Runs every body of `workload` once in order, and each one-token probe in the same order on
+/// `probe_engine`, so both reuse the same prompt prefixes. `complete` cannot report how long
+/// its prompt evaluation took, so generation alone is estimated as the full requests' tokens
+/// and time minus the probes' (prompt evaluation, grammar setup, first token).
+fn engine_run(
+    engine: &mut LocalEngine,
+    probe_engine: &mut LocalEngine,
+    workload: &Workload,
+) -> Result<EngineRun, String> {
     let mut run = EngineRun::default();
     for (body, probe) in workload.bodies.iter().zip(&workload.probes) {
-        let probe = timed_completion(engine, probe)?;
+        let probe = timed_completion(probe_engine, probe)?;
         run.probe_seconds += probe.seconds;
         run.probe_completion_tokens += probe.completion_tokens;
         let full = timed_completion(engine, body)?;

@@ -413,20 +413,9 @@ pub async fn run(ctx: &mut Ctx<'_>) -> Result<StageEnd> {
         max_cost_usd: config.audit.max_cost_usd,
         cost_key: "audit.max_cost_usd",
     };
-    let result = ctx.runner.run("audit", &batch, &guard).await?;
-    if result.waiting > 0 {
-        ctx.printer.note(format!(
-            "audit: waits for {} request(s); re-run `saseval-gen audit` to continue",
-            result.waiting
-        ));
+    let Some(outcomes) = ctx.run_job("audit", &batch, &guard).await? else {
         return Ok(StageEnd::Waiting);
-    }
-    let mut outcomes = BTreeMap::new();
-    for r in &batch {
-        if let Some(outcome) = ctx.runner.outcome(r)? {
-            outcomes.insert(r.custom_id.clone(), outcome);
-        }
-    }
+    };
     let (report, summary) = apply(config, &mut items, &requests, &outcomes, input_sha256);
     crate::jsonl::write(&ctx.out(AUDITED), &items)?;
     crate::jsonl::write(&ctx.out(AUDIT_REPORT), &report)?;

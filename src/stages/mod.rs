@@ -7,10 +7,11 @@ pub mod author;
 pub mod plan;
 pub mod repair;
 
-use crate::batch::Runner;
+use crate::batch::{CostGuard, Outcome, Request, Runner};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::ui::Printer;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// How a stage ended: all its work done, or waiting on batches still running / an import.
@@ -40,6 +41,31 @@ pub struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// Runs the `stage` job of `requests`: `None` when some still wait (the printed note says to
+    /// re-run the stage), else the outcome of every request that has one, by custom_id.
+    pub async fn run_job(
+        &mut self,
+        stage: &str,
+        requests: &[Request],
+        guard: &CostGuard,
+    ) -> Result<Option<BTreeMap<String, Outcome>>> {
+        let result = self.runner.run(stage, requests, guard).await?;
+        if result.waiting > 0 {
+            self.printer.note(format!(
+                "{stage}: waits for {} request(s); re-run `saseval-gen {stage}` to continue",
+                result.waiting
+            ));
+            return Ok(None);
+        }
+        let mut outcomes = BTreeMap::new();
+        for r in requests {
+            if let Some(outcome) = self.runner.outcome(r)? {
+                outcomes.insert(r.custom_id.clone(), outcome);
+            }
+        }
+        Ok(Some(outcomes))
+    }
+
     pub fn out(&self, name: &str) -> PathBuf {
         self.out_dir.join(name)
     }

@@ -379,20 +379,9 @@ pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates) -> Result<StageEnd> {
         max_cost_usd: config.repair.max_cost_usd,
         cost_key: "repair.max_cost_usd",
     };
-    let result = ctx.runner.run("repair", &requests, &guard).await?;
-    if result.waiting > 0 {
-        ctx.printer.note(format!(
-            "repair: waits for {} request(s); re-run `saseval-gen repair` to continue",
-            result.waiting
-        ));
+    let Some(outcomes) = ctx.run_job("repair", &requests, &guard).await? else {
         return Ok(StageEnd::Waiting);
-    }
-    let mut outcomes = BTreeMap::new();
-    for r in &requests {
-        if let Some(outcome) = ctx.runner.outcome(r)? {
-            outcomes.insert(r.custom_id.clone(), outcome);
-        }
-    }
+    };
     let (report, summary) = apply(config, &mut items, &outcomes);
     crate::jsonl::write(&ctx.out(REPAIRED), &items)?;
     crate::jsonl::write(&ctx.out(REPAIR_REPORT), &report)?;

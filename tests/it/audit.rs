@@ -10,7 +10,7 @@ use serde_json::Value;
 use saseval_testkit::fake_api::{FakeApi, FakeReply, Responder};
 use saseval_testkit::replies;
 
-use crate::responders::good_responder;
+use crate::responders::{good_responder, items_of};
 use crate::world::{count_by_category, World, CATEGORIES};
 
 /// Items whose key is a distractor of their own context: another snippet's value, a value from
@@ -47,16 +47,6 @@ fn distractor_in(prompt: &str, gold: &str) -> Option<String> {
             !word.contains(gold.trim()) && !gold.contains(word.trim())
         })
         .map(str::to_string)
-}
-
-/// The reply's `{"items": …}` object (replies may come fenced, after a `<think>` block or in prose).
-fn items_of(content: &str) -> Value {
-    let start = content.find('{').expect("a JSON object in the reply");
-    serde_json::Deserializer::from_str(&content[start..])
-        .into_iter::<Value>()
-        .next()
-        .and_then(Result::ok)
-        .expect("the reply's JSON")
 }
 
 /// `good_responder`, except that the first item of each `planted` request gets a distractor of

@@ -14,7 +14,7 @@ use saseval_testkit::fake_api::{FakeApi, FakeReply, Responder};
 use saseval_testkit::replies::{self, VerifierStyle};
 
 use crate::bar::Bar;
-use crate::responders::good_responder;
+use crate::responders::{good_responder, items_of, verified_prompt};
 use crate::world::{Run, World};
 
 /// Settings under which a release holds every valid item round 0 authored (20 is a multiple of
@@ -37,30 +37,14 @@ const REPLACED_ID: &str = "author/memory_recall/r0/0000";
 const FLAGGED_BY: &str = "repair/bloated_reasoning.r0.0000.0/v-b";
 const REWORDING: &str = " Please answer briefly.";
 
-/// The reply's `{"items": …}` object (replies may come fenced, after a `<think>` block or in prose).
-fn items_of(content: &str) -> Value {
-    let start = content.find('{').expect("a JSON object in the reply");
-    serde_json::Deserializer::from_str(&content[start..])
-        .into_iter::<Value>()
-        .next()
-        .and_then(Result::ok)
-        .expect("the reply's JSON")
-}
-
 /// B's model: like A's, except for the three changed authoring requests and one verifier that
 /// disagrees, so repair flags that item.
 fn b_responder() -> Responder {
     let inner = good_responder();
     Arc::new(move |custom_id: &str, body: &Value| {
         if custom_id == FLAGGED_BY {
-            let prompt = body
-                .pointer("/messages/0/content")
-                .and_then(Value::as_str)
-                .and_then(|m| m.strip_prefix("verify:\n"))
-                .unwrap_or("")
-                .trim_end();
             return FakeReply::Content(replies::verifier_reply(
-                prompt,
+                verified_prompt(body),
                 VerifierStyle::WrongBy(3.0),
             ));
         }

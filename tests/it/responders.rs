@@ -25,6 +25,26 @@ pub(crate) fn author_slot(custom_id: &str) -> Option<(&str, usize, usize)> {
     Some((category, round, index))
 }
 
+/// The prompt a verifier request asks (the fixture template is `verify:` and the prompt).
+pub(crate) fn verified_prompt(body: &Value) -> &str {
+    body.pointer("/messages/0/content")
+        .and_then(Value::as_str)
+        .and_then(|m| m.strip_prefix("verify:\n"))
+        .unwrap_or("")
+        .trim_end()
+}
+
+/// An authoring reply's `{"items": …}` object (replies may come fenced, after a `<think>`
+/// block or in prose).
+pub(crate) fn items_of(content: &str) -> Value {
+    let start = content.find('{').expect("a JSON object in the reply");
+    serde_json::Deserializer::from_str(&content[start..])
+        .into_iter::<Value>()
+        .next()
+        .and_then(Result::ok)
+        .expect("the reply's JSON")
+}
+
 /// The prompt an audit request asks (the fixture template is `audit:` and the prompt).
 fn audited_prompt(body: &Value) -> &str {
     let user = body
@@ -61,13 +81,8 @@ pub(crate) fn good_responder() -> Responder {
                 round * 1000 + index,
             ));
         }
-        let prompt = body
-            .pointer("/messages/0/content")
-            .and_then(Value::as_str)
-            .and_then(|m| m.strip_prefix("verify:\n"))
-            .unwrap_or("");
         FakeReply::Content(replies::verifier_reply(
-            prompt.trim_end(),
+            verified_prompt(body),
             VerifierStyle::Correct,
         ))
     })
@@ -82,12 +97,7 @@ pub(crate) fn repair_responder() -> Responder {
             return FakeReply::Content(replies::wrong_key_reasoning_reply("fintech & payments", 0));
         }
         if let Some(rest) = custom_id.strip_prefix("repair/") {
-            let prompt = body
-                .pointer("/messages/0/content")
-                .and_then(Value::as_str)
-                .and_then(|m| m.strip_prefix("verify:\n"))
-                .unwrap_or("")
-                .trim_end();
+            let prompt = verified_prompt(body);
             let style = match rest {
                 "bloated_reasoning.r0.0000.0/v-b" => VerifierStyle::WrongBy(3.0),
                 "bloated_reasoning.r0.0000.1/v-b" => VerifierStyle::Unparseable,
