@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job on a fresh machine: installs what the build needs, fetches the bundled model,
-# builds saseval-gen, runs the whole pipeline (author → repair → assemble) offline on the local
+# builds saseval-gen, runs the whole pipeline (author → repair → audit → assemble) offline on the local
 # model, and verifies the release it wrote to out/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
