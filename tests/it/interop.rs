@@ -350,3 +350,41 @@ fn after_a_partial_import_only_what_still_waits_is_counted() {
     run.stderr_has(&format!("# {waiting} of its {total} request(s) still wait"));
     assert_eq!(exported(&world).len(), total, "nothing is exported twice");
 }
+
+/// Exports `stage`'s requests and imports, for every exported line of the stage, the good
+/// responder's answer as a newer-vLLM success line.
+fn run_stage_through_vllm_files(world: &World, stage: &str) {
+    world.run(&[stage]).success();
+    let lines: Vec<String> = exported(world)
+        .iter()
+        .filter(|r| {
+            r["custom_id"]
+                .as_str()
+                .is_some_and(|id| id.starts_with(&format!("{stage}/")))
+        })
+        .map(|r| vllm_success(r["custom_id"].as_str().unwrap_or(""), &good_content(r)))
+        .collect();
+    assert!(!lines.is_empty(), "{stage} exported its requests");
+    let path = write_lines(world, &format!("{stage}-results.jsonl"), &lines);
+    world
+        .run(&[stage, "--import", path.to_str().expect("utf-8 path")])
+        .success();
+}
+
+#[test]
+fn the_whole_pipeline_with_its_audit_runs_through_vllm_batch_files() {
+    let world = file_world().set("audit.models=[\"p-a\", \"p-b\"]");
+    for stage in ["author", "repair", "audit"] {
+        run_stage_through_vllm_files(&world, stage);
+    }
+    let summary: Value = serde_json::from_slice(
+        &std::fs::read(world.out().join("audit_summary.json")).expect("the audit ran"),
+    )
+    .expect("JSON");
+    assert_eq!(summary["models"], serde_json::json!(["p-a", "p-b"]));
+    assert!(summary["total"]["audited"].as_u64().is_some_and(|n| n > 0));
+    world.run(&["assemble"]).success();
+    world
+        .run(&["verify", world.out().to_str().expect("utf-8")])
+        .success();
+}
