@@ -566,7 +566,8 @@ fn fake_thread_cpu_s() -> BenchResult<f64> {
     Err("the fake Batch API's thread was not found under /proc/self/task".into())
 }
 
-/// `saseval-gen assemble` in-process on `candidates.jsonl` as the repaired items.
+/// `saseval-gen assemble` in-process on `candidates.jsonl` as the repaired items (no audit panel:
+/// the case measures assemble alone).
 fn assemble(dir: &Path) -> BenchResult<Value> {
     use clap::Parser;
     let run = fresh(dir)?;
@@ -585,6 +586,8 @@ fn assemble(dir: &Path) -> BenchResult<Value> {
         "--quiet".as_ref(),
         "--set".as_ref(),
         "release.date=2026-11-29".as_ref(),
+        "--set".as_ref(),
+        "audit.models=[]".as_ref(),
         "assemble".as_ref(),
     ]);
     let printer = Printer { quiet: true };
