@@ -168,27 +168,40 @@ pub fn ask_kind(unit: &str) -> Option<Ask> {
         Some(label) => text.get(label.rest..).unwrap_or_default().trim(),
         None => text,
     };
-    let lower = text.to_lowercase();
-    let words: Vec<&str> = lower
-        .split(|c: char| !c.is_alphanumeric() && c != '\'')
-        .filter(|w| !w.is_empty())
-        .collect();
-    let first = words.first().copied().unwrap_or_default();
-    if QUESTION_WORDS.contains(&first) && !text.ends_with(['.', '!']) {
+    // The lists hold lower-case words; only the first words are looked at, so only they are
+    // lower-cased (the whole unit only when a request phrase may decide).
+    let mut words = lower_words(text);
+    let first = words.next().unwrap_or_default();
+    if QUESTION_WORDS.contains(&first.as_str()) && !text.ends_with(['.', '!']) {
         return Some(Ask::Question);
     }
-    let verb = words
-        .iter()
-        .find(|w| !INSTRUCTION_OPENERS.contains(w))
-        .copied()
+    let verb = std::iter::once(first)
+        .chain(words)
+        .find(|w| !INSTRUCTION_OPENERS.contains(&w.as_str()))
         .unwrap_or_default();
-    let sentence = word_count(text) >= MIN_INSTRUCTION_WORDS;
-    if sentence
-        && (INSTRUCTION_VERBS.contains(&verb) || REQUEST_PHRASES.iter().any(|p| lower.contains(p)))
-    {
-        return Some(Ask::Instruction);
+    if word_count(text) < MIN_INSTRUCTION_WORDS {
+        return None;
     }
-    None
+    let lower = text.to_lowercase();
+    (INSTRUCTION_VERBS.contains(&verb.as_str())
+        || REQUEST_PHRASES.iter().any(|p| lower.contains(p)))
+    .then_some(Ask::Instruction)
+}
+
+/// The words of `text` lower-cased, as splitting `text.to_lowercase()` at every character that
+/// is neither alphanumeric nor `'` gives them (a word is split again where lower-casing makes
+/// such a character, as `İ` does).
+fn lower_words(text: &str) -> impl Iterator<Item = String> + '_ {
+    let split = |c: char| !c.is_alphanumeric() && c != '\'';
+    text.split(split)
+        .filter(|w| !w.is_empty())
+        .flat_map(move |w| {
+            w.to_lowercase()
+                .split(split)
+                .filter(|w| !w.is_empty())
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
 }
 
 fn asks(kind: Option<Ask>, allow_instruction: bool) -> bool {
@@ -365,5 +378,69 @@ mod tests {
             Reason::NoQuestion
         );
         assert!(find(instruction, Placement::End, true).is_ok());
+    }
+
+    /// `ask_kind` as it was before it lower-cased only the words it reads.
+    fn ask_kind_lowercasing_everything(unit: &str) -> Option<Ask> {
+        let text = unwrapped(unit);
+        if text.ends_with('?') {
+            return Some(Ask::Question);
+        }
+        let text = match line_label(text) {
+            Some(label) => text.get(label.rest..).unwrap_or_default().trim(),
+            None => text,
+        };
+        let lower = text.to_lowercase();
+        let words: Vec<&str> = lower
+            .split(|c: char| !c.is_alphanumeric() && c != '\'')
+            .filter(|w| !w.is_empty())
+            .collect();
+        let first = words.first().copied().unwrap_or_default();
+        if QUESTION_WORDS.contains(&first) && !text.ends_with(['.', '!']) {
+            return Some(Ask::Question);
+        }
+        let verb = words
+            .iter()
+            .find(|w| !INSTRUCTION_OPENERS.contains(w))
+            .copied()
+            .unwrap_or_default();
+        let sentence = word_count(text) >= MIN_INSTRUCTION_WORDS;
+        (sentence
+            && (INSTRUCTION_VERBS.contains(&verb)
+                || REQUEST_PHRASES.iter().any(|p| lower.contains(p))))
+        .then_some(Ask::Instruction)
+    }
+
+    use proptest::prelude::*;
+
+    proptest::proptest! {
+        #![proptest_config(ProptestConfig { cases: 2048, ..Default::default() })]
+
+        #[test]
+        fn ask_kind_reads_units_as_lower_casing_the_whole_unit_did(
+            words in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::sample::select(
+                        QUESTION_WORDS
+                            .iter()
+                            .chain(INSTRUCTION_VERBS)
+                            .chain(INSTRUCTION_OPENERS)
+                            .copied()
+                            .chain(["Please", "WHAT", "İs", "ΑΣ.Β", "tell me", "Note:", "**Q:**"])
+                            .collect::<Vec<_>>()
+                    ).prop_map(str::to_string),
+                    "[A-Za-zİΣé'’.,:!?*()\\-]{1,12}",
+                ],
+                0..12,
+            ),
+            separators in proptest::collection::vec("[ \t.,;'\"!?-]{1,2}", 12),
+        ) {
+            let unit: String = words
+                .iter()
+                .zip(&separators)
+                .map(|(w, s)| format!("{w}{s}"))
+                .collect();
+            proptest::prop_assert_eq!(ask_kind(&unit), ask_kind_lowercasing_everything(&unit), "{:?}", unit);
+        }
     }
 }
