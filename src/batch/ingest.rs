@@ -149,21 +149,58 @@ pub struct BadLine<'a> {
 
 /// Streams `path` into `cache`. `keys` maps each custom_id the submission held to its body hash;
 /// `bad_line` decides whether a line that is not a usable output line stops the ingest (what was
-/// read before it is kept either way). Lines are read a chunk at a time, parsed and rendered on
-/// every core, then handled and appended in file order.
+/// read before it is kept either way). Lines are read a chunk at a time and parsed and rendered
+/// on every core; a writer thread appends each chunk in file order and fsyncs it while the next
+/// chunk is parsed. It returns only once every chunk is durable.
 pub fn ingest_file(
     cache: &mut Cache,
     path: &Path,
     keys: &BTreeMap<String, String>,
     source: &str,
     named_bad_lines: NamedBadLines,
+    bad_line: impl FnMut(BadLine<'_>) -> Result<(), BatchError>,
+) -> Result<Ingested, BatchError> {
+    let file = std::fs::File::open(path).map_err(|source| BatchError::ReadFile {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    std::thread::scope(|scope| {
+        let (chunks, received) = std::sync::mpsc::sync_channel::<Vec<CacheLine>>(1);
+        let writer = scope.spawn(move || -> Result<usize, BatchError> {
+            let mut added = 0;
+            for ready in received {
+                added += cache.append(ready)?;
+            }
+            Ok(added)
+        });
+        let read = read_chunks(file, path, keys, source, named_bad_lines, bad_line, &chunks);
+        drop(chunks);
+        let written = writer
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let added = written?;
+        let mut ingested = read?;
+        ingested.added = added;
+        Ok(ingested)
+    })
+}
+
+/// The reading side of [`ingest_file`]: reads, parses and classifies each chunk, and hands its
+/// cache lines to the writer. Stops early when the writer has stopped (its error is the
+/// ingest's) or `bad_line` says so.
+fn read_chunks(
+    file: std::fs::File,
+    path: &Path,
+    keys: &BTreeMap<String, String>,
+    source: &str,
+    named_bad_lines: NamedBadLines,
     mut bad_line: impl FnMut(BadLine<'_>) -> Result<(), BatchError>,
+    chunks: &std::sync::mpsc::SyncSender<Vec<CacheLine>>,
 ) -> Result<Ingested, BatchError> {
     let read_err = |source: std::io::Error| BatchError::ReadFile {
         path: path.to_path_buf(),
         source,
     };
-    let file = std::fs::File::open(path).map_err(read_err)?;
     let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
     let threads = parallel::threads();
     let mut ingested = Ingested::default();
@@ -217,11 +254,11 @@ pub fn ingest_file(
                 }
             }
         }
-        ingested.added += cache.append(ready)?;
+        let writer_running = chunks.send(ready).is_ok();
         if let Some(e) = stopped {
             return Err(e);
         }
-        if n == 0 {
+        if n == 0 || !writer_running {
             return Ok(ingested);
         }
         first_line_no += lines.len();
@@ -647,6 +684,31 @@ mod tests {
                 Some(404),
                 "The model `qwen/qwen3-32b` does not exist.".to_string()
             )
+        );
+    }
+
+    #[test]
+    fn a_cache_that_cannot_be_written_stops_the_ingest_with_its_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let output = dir.path().join("out.jsonl");
+        let text: String = (0..3).map(|i| line(&format!("r{i}"), 200, "x")).collect();
+        std::fs::write(&output, text).unwrap();
+        let cache_path = dir.path().join("cache.jsonl");
+        let mut cache = Cache::open(&cache_path).unwrap();
+        std::fs::create_dir(&cache_path).unwrap();
+        let err = ingest_file(
+            &mut cache,
+            &output,
+            &keys(&["r0", "r1", "r2"]),
+            "download",
+            NamedBadLines::KeepAsFailure,
+            |_| Ok(()),
+        )
+        .expect_err("the append fails");
+        assert!(err.to_string().contains("cache.jsonl"), "{err}");
+        assert!(
+            !cache.contains("r0", "hash-r0"),
+            "nothing unwritten is indexed"
         );
     }
 
