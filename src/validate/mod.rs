@@ -233,6 +233,16 @@ pub fn structure<'p>(
     prompt: &'p str,
     rules: &Rules,
 ) -> Result<Structure<'p>, Rejection> {
+    structure_of(category, &question::read(prompt), prompt, rules)
+}
+
+/// [`structure`] of a prompt already `read`.
+fn structure_of<'p>(
+    category: Category,
+    reading: &question::Reading<'p>,
+    prompt: &'p str,
+    rules: &Rules,
+) -> Result<Structure<'p>, Rejection> {
     let layout = layout(category);
     if category == Category::Conversational {
         let dialog = dialog::parse(prompt, rules)?;
@@ -241,7 +251,7 @@ pub fn structure<'p>(
             question: dialog.question,
         });
     }
-    let asked = question::find(prompt, layout.placement, layout.instruction_asks)?;
+    let asked = reading.find(layout.placement, layout.instruction_asks)?;
     let before = prompt.get(..asked.start).unwrap_or_default();
     match category {
         Category::LongDocumentQa => {
@@ -278,13 +288,10 @@ pub fn check_item(category: Category, item: &ItemFields, rules: &Rules) -> Resul
     junk::check_placeholder(prompt)?;
     junk::check_length(prompt, rules.min_prompt_words(category))?;
     junk::check_complete(prompt)?;
-    question::find(
-        prompt,
-        Placement::Anywhere,
-        layout(category).instruction_asks,
-    )?;
+    let reading = question::read(prompt);
+    reading.find(Placement::Anywhere, layout(category).instruction_asks)?;
     golds::check(category, &item.golds, rules)?;
-    let parts = structure(category, prompt, rules)?;
+    let parts = structure_of(category, &reading, prompt, rules)?;
     match (layout(category).answer, parts.context) {
         (AnswerSource::Outside, _) if graded(prompt, &item.golds) => {
             return reject(

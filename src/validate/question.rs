@@ -3,7 +3,7 @@
 //! indirect request ("Could you confirm…", "Name the…") asks too. A `Question:`, `Q:` or
 //! `User:` label before it is optional, and everything before the question is the item's context.
 
-use super::text::{is_header_line, line_label, lines, units, unwrapped, word_count};
+use super::text::{is_header_line, line_label, lines, units, unwrapped, word_count, Unit};
 use super::{reject, Reason, Rejection};
 
 /// What a sentence-like unit does.
@@ -218,56 +218,84 @@ pub fn find(
     placement: Placement,
     allow_instruction: bool,
 ) -> Result<Asked<'_>, Rejection> {
+    read(prompt).find(placement, allow_instruction)
+}
+
+/// A prompt's sentence-like units and what each does, read once for every rule that looks for
+/// its question.
+pub struct Reading<'p> {
+    prompt: &'p str,
+    units: Vec<Unit<'p>>,
+    kinds: Vec<Option<Ask>>,
+}
+
+pub fn read(prompt: &str) -> Reading<'_> {
     let units = units(prompt);
-    let kinds: Vec<Option<Ask>> = units.iter().map(|u| ask_kind(u.text)).collect();
-    let asking = |i: &usize| asks(kinds[*i], allow_instruction);
-    let last_asking = (0..units.len()).rev().find(asking);
-    let Some(last_asking) = last_asking else {
-        let what = if allow_instruction {
-            "no sentence ends with `?` or gives an instruction"
-        } else {
-            "no sentence ends with `?`"
-        };
-        return reject(
-            Reason::NoQuestion,
-            format!("the prompt asks nothing: {what}"),
-        );
-    };
-    let chosen = match placement {
-        Placement::Anywhere => last_asking,
-        Placement::End => {
-            let last_question = (0..units.len())
-                .rev()
-                .find(|i| kinds[*i] == Some(Ask::Question));
-            let ends_on = |q: usize| {
-                let after = units.get(q + 1..).unwrap_or_default();
-                after.len() <= MAX_TRAILING_INSTRUCTIONS
-                    && after.iter().zip(&kinds[q + 1..]).all(|(unit, kind)| {
-                        *kind == Some(Ask::Instruction)
-                            && word_count(unit.text) <= MAX_TRAILING_INSTRUCTION_WORDS
-                    })
+    let kinds = units.iter().map(|u| ask_kind(u.text)).collect();
+    Reading {
+        prompt,
+        units,
+        kinds,
+    }
+}
+
+impl<'p> Reading<'p> {
+    /// The prompt's question where `placement` puts it.
+    pub fn find(
+        &self,
+        placement: Placement,
+        allow_instruction: bool,
+    ) -> Result<Asked<'p>, Rejection> {
+        let (prompt, units, kinds) = (self.prompt, &self.units, &self.kinds);
+        let asking = |i: &usize| asks(kinds[*i], allow_instruction);
+        let last_asking = (0..units.len()).rev().find(asking);
+        let Some(last_asking) = last_asking else {
+            let what = if allow_instruction {
+                "no sentence ends with `?` or gives an instruction"
+            } else {
+                "no sentence ends with `?`"
             };
-            match last_question {
-                Some(q) if ends_on(q) => q,
-                _ if last_asking + 1 == units.len() => last_asking,
-                _ => {
-                    let unit = units[last_asking];
-                    let following: usize = units[last_asking + 1..]
-                        .iter()
-                        .map(|u| word_count(u.text))
-                        .sum();
-                    return reject(
+            return reject(
+                Reason::NoQuestion,
+                format!("the prompt asks nothing: {what}"),
+            );
+        };
+        let chosen = match placement {
+            Placement::Anywhere => last_asking,
+            Placement::End => {
+                let last_question = (0..units.len())
+                    .rev()
+                    .find(|i| kinds[*i] == Some(Ask::Question));
+                let ends_on = |q: usize| {
+                    let after = units.get(q + 1..).unwrap_or_default();
+                    after.len() <= MAX_TRAILING_INSTRUCTIONS
+                        && after.iter().zip(&kinds[q + 1..]).all(|(unit, kind)| {
+                            *kind == Some(Ask::Instruction)
+                                && word_count(unit.text) <= MAX_TRAILING_INSTRUCTION_WORDS
+                        })
+                };
+                match last_question {
+                    Some(q) if ends_on(q) => q,
+                    _ if last_asking + 1 == units.len() => last_asking,
+                    _ => {
+                        let unit = units[last_asking];
+                        let following: usize = units[last_asking + 1..]
+                            .iter()
+                            .map(|u| word_count(u.text))
+                            .sum();
+                        return reject(
                         Reason::QuestionNotLast,
                         format!(
                             "the question {:?} is followed by {following} more word(s); in this category it must come last",
                             excerpt(unit.text)
                         ),
                     );
+                    }
                 }
             }
-        }
-    };
-    Ok(block_of(prompt, units[chosen].start))
+        };
+        Ok(block_of(prompt, units[chosen].start))
+    }
 }
 
 /// The question block that holds the unit starting at `unit_start`: from its line's label (or
