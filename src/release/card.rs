@@ -422,15 +422,24 @@ fn audit_step(card: &mut String, info: &ReleaseInfo) {
     } else {
         ""
     };
+    let rule = if audit.min_correct == 0 {
+        "`audit.min_correct = 0`: the panel's pass rates are reported, and no key was flagged for\n   \
+         the panel missing it"
+            .to_string()
+    } else {
+        format!(
+            "A key passed when at least {} of {} panel models reached it",
+            audit.min_correct,
+            audit.models.len()
+        )
+    };
     let _ = writeln!(
         card,
         "3. **Audit panel:** every candidate was answered by {} as the benchmark's panel answers it\n   \
-         ({}), and each answer graded by the grader below. A key passed when at least {} of {} panel\n   \
-         models reached it; **{} of {} candidates passed**, and the rest were flagged `_needs_review`.{probe}",
+         ({}), and each answer graded by the grader below. {rule}; **{} of {} candidates passed**,\n   \
+         and the rest were flagged `_needs_review`.{probe}",
         model_list(&audit.models),
         audit.sampling.describe(),
-        audit.min_correct,
-        audit.models.len(),
         group(audit.passed),
         group(audit.audited),
     );
@@ -500,6 +509,11 @@ fn intended_use(card: &mut String) {
 fn limitations(card: &mut String, info: &ReleaseInfo, records: &[ReleaseRecord]) {
     card.push_str("## Limitations & known issues\n\n");
     let checked = match &info.audit {
+        Some(audit) if audit.min_correct == 0 => format!(
+            "Every key was answered by an audit panel of {} model(s); with `audit.min_correct = 0`\n  \
+             its pass rates are reported and no key was left out for the panel missing it.",
+            audit.models.len()
+        ),
         Some(audit) => format!(
             "Every key was answered by an audit panel of {} model(s), and kept only when at least {}\n  \
              reached it; a panel agreeing with a key does not prove it, and the benchmark's own panel may differ.",
@@ -1062,6 +1076,47 @@ mod tests {
         assert!(card.contains("this release is **short** (`N = 20`"));
         assert!(
             card.contains("  - `technical_code`: 2 of 3 (`duplicate` 5, `no_json` 1)"),
+            "{card}"
+        );
+    }
+
+    #[test]
+    fn the_audit_step_states_its_rule_and_says_when_it_only_reports() {
+        use crate::release::AuditNumbers;
+        let records = records(1);
+        let mut info = info(&records, 1);
+        let card = render_card(&info, "f.jsonl", SHA, 1, &records);
+        assert!(card.contains("No audit panel answered the other golds"));
+        assert!(
+            card.contains("3. **Assembly:**"),
+            "without an audit, assembly is step 3"
+        );
+        info.audit = Some(AuditNumbers {
+            models: vec!["p-a".to_string(), "p-b".to_string(), "p-c".to_string()],
+            min_correct: 2,
+            audited: 12,
+            passed: 10,
+            ..AuditNumbers::default()
+        });
+        let card = render_card(&info, "f.jsonl", SHA, 1, &records);
+        assert!(card.contains("A key passed when at least 2 of 3 panel models reached it"));
+        assert!(card.contains("**10 of 12 candidates passed**"), "{card}");
+        assert!(card.contains("4. **Assembly:**"));
+        assert!(
+            card.contains("kept only when at least 2\n  reached it"),
+            "{card}"
+        );
+        info.audit = info.audit.map(|audit| AuditNumbers {
+            min_correct: 0,
+            ..audit
+        });
+        let card = render_card(&info, "f.jsonl", SHA, 1, &records);
+        assert!(
+            card.contains("`audit.min_correct = 0`: the panel's pass rates are reported"),
+            "{card}"
+        );
+        assert!(
+            card.contains("no key was left out for the panel missing it"),
             "{card}"
         );
     }
