@@ -483,10 +483,7 @@ pub fn dry_run(config: &Config, out_dir: &Path) -> Result<String> {
             "off"
         }
     )];
-    lines.push(format!(
-        "  {:<20} {:>8} {:>8} {:>12} {:>14} {:>10}",
-        "category", "requests", "cached", "input tok", "max output tok", "cost USD"
-    ));
+    lines.push(super::plan::table_header(true));
     let row = |name: &str, of: &[&PanelRequest]| -> (String, CostEstimate) {
         let pending: Vec<&Request> = of
             .iter()
@@ -494,15 +491,8 @@ pub fn dry_run(config: &Config, out_dir: &Path) -> Result<String> {
             .map(|r| &r.request)
             .collect();
         let estimate = estimate_cost(config, pending.iter().copied());
-        let line = format!(
-            "  {:<20} {:>8} {:>8} {:>12} {:>14} {:>10.4}",
-            name,
-            of.len(),
-            of.len() - pending.len(),
-            estimate.input_tokens,
-            estimate.output_tokens,
-            estimate.usd
-        );
+        let cached = (of.len() - pending.len()) as u64;
+        let line = super::plan::table_row(name, of.len() as u64, Some(cached), &estimate);
         (line, estimate)
     };
     for category in Category::ALL {

@@ -603,19 +603,12 @@ pub fn dry_run(config: &Config, templates: &Templates) -> Result<String, BatchEr
         "author dry run (round 0, model {}, provider {}):",
         config.author.model, config.api.provider
     )];
-    lines.push(format!(
-        "  {:<20} {:>8} {:>12} {:>14} {:>10}",
-        "category", "requests", "input tok", "max output tok", "cost USD"
-    ));
+    lines.push(super::plan::table_header(false));
     let row = |name: &str, of: &mut dyn Iterator<Item = &(Category, Request, usize)>| {
         let of: Vec<(&Request, u64)> = of.map(|(_, r, n)| (r, *n as u64)).collect();
         let requests: u64 = of.iter().map(|(_, n)| n).sum();
         let est = estimate_weighted(config, of);
-        let line = format!(
-            "  {:<20} {:>8} {:>12} {:>14} {:>10.4}",
-            name, requests, est.input_tokens, est.output_tokens, est.usd
-        );
-        (line, est)
+        (super::plan::table_row(name, requests, None, &est), est)
     };
     for category in Category::ALL {
         let (line, _) = row(

@@ -126,6 +126,33 @@ fn basis(config: &Config) -> String {
     )
 }
 
+/// The dry runs' cost table header; `cached` adds the column of requests already answered.
+pub fn table_header(cached: bool) -> String {
+    let cached = if cached {
+        format!(" {:>8}", "cached")
+    } else {
+        String::new()
+    };
+    format!(
+        "  {:<20} {:>8}{cached} {:>12} {:>14} {:>10}",
+        "category", "requests", "input tok", "max output tok", "cost USD"
+    )
+}
+
+/// One line of the dry runs' cost table.
+pub fn table_row(
+    name: &str,
+    requests: u64,
+    cached: Option<u64>,
+    estimate: &CostEstimate,
+) -> String {
+    let cached = cached.map_or(String::new(), |n| format!(" {n:>8}"));
+    format!(
+        "  {:<20} {:>8}{cached} {:>12} {:>14} {:>10.4}",
+        name, requests, estimate.input_tokens, estimate.output_tokens, estimate.usd
+    )
+}
+
 /// The plan as the dry run prints it.
 pub fn render(config: &Config, plan: &Plan) -> String {
     let mut lines = vec![format!(
@@ -133,25 +160,17 @@ pub fn render(config: &Config, plan: &Plan) -> String {
         plan.stage,
         plan.models.join(", ")
     )];
-    lines.push(format!(
-        "  {:<20} {:>8} {:>12} {:>14} {:>10}",
-        "category", "requests", "input tok", "max output tok", "cost USD"
-    ));
+    lines.push(table_header(false));
     for row in &plan.rows {
-        lines.push(format!(
-            "  {:<20} {:>8} {:>12} {:>14} {:>10.4}",
+        lines.push(table_row(
             row.category.name(),
             row.requests,
-            row.estimate.input_tokens,
-            row.estimate.output_tokens,
-            row.estimate.usd
+            None,
+            &row.estimate,
         ));
     }
     let (requests, estimate) = plan.total();
-    lines.push(format!(
-        "  {:<20} {:>8} {:>12} {:>14} {:>10.4}",
-        "total", requests, estimate.input_tokens, estimate.output_tokens, estimate.usd
-    ));
+    lines.push(table_row("total", requests, None, &estimate));
     lines.push(format!("  assumes {}", plan.basis));
     lines.push(pricing_note(config, &plan.models, &estimate));
     let verdict = if estimate.usd > plan.limit {
