@@ -38,6 +38,7 @@
 
 use crate::grade::norm;
 use crate::parallel;
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -162,16 +163,56 @@ pub fn find_duplicates(
 ) -> Result<Vec<Duplicate>, DedupError> {
     let threshold = checked_threshold(config.threshold)?;
     let prompts = combined(reference, candidates)?;
-    let use_all_pairs = match config.method {
+    if uses_all_pairs(config.method, prompts.len()) {
+        return Ok(all_pairs(&prompts, reference.len(), threshold));
+    }
+    let sketches = parallel::map(&prompts, parallel::threads(), |prompt| sketch(prompt));
+    min_hash(sketches, prompts.as_slice(), reference.len(), threshold)
+}
+
+/// The prompts being deduplicated, by position: references first, then candidates in priority
+/// order. A caller that streams its prompts from a file reads one back when a comparison needs
+/// its text, so only the sketches stay in memory.
+pub trait Texts {
+    type Error: From<DedupError>;
+    fn text(&self, id: usize) -> Result<Cow<'_, str>, Self::Error>;
+}
+
+impl Texts for [&str] {
+    type Error = DedupError;
+
+    fn text(&self, id: usize) -> Result<Cow<'_, str>, DedupError> {
+        Ok(Cow::Borrowed(self[id]))
+    }
+}
+
+/// [`find_duplicates`] over prompts sketched one by one ([`sketch`]) as they streamed past,
+/// `sketches[id]` for `texts.text(id)`; `reference_count` of them come first. The same prompts
+/// give the same answer as [`find_duplicates`].
+pub fn find_duplicates_sketched<T: Texts + ?Sized>(
+    sketches: Vec<Sketch>,
+    texts: &T,
+    reference_count: usize,
+    config: &DedupConfig,
+) -> Result<Vec<Duplicate>, T::Error> {
+    let threshold = checked_threshold(config.threshold)?;
+    checked_count(sketches.len())?;
+    if !uses_all_pairs(config.method, sketches.len()) {
+        return min_hash(sketches, texts, reference_count, threshold);
+    }
+    let owned = (0..sketches.len())
+        .map(|id| texts.text(id).map(Cow::into_owned))
+        .collect::<Result<Vec<String>, _>>()?;
+    let prompts: Vec<&str> = owned.iter().map(String::as_str).collect();
+    Ok(all_pairs(&prompts, reference_count, threshold))
+}
+
+fn uses_all_pairs(method: Method, count: usize) -> bool {
+    match method {
         Method::AllPairs => true,
         Method::MinHashLsh => false,
-        Method::Auto => prompts.len() <= AUTO_ALL_PAIRS_LIMIT,
-    };
-    Ok(if use_all_pairs {
-        all_pairs(&prompts, reference.len(), threshold)
-    } else {
-        min_hash(&prompts, reference.len(), threshold)
-    })
+        Method::Auto => count <= AUTO_ALL_PAIRS_LIMIT,
+    }
 }
 
 /// Runs both methods on the same input and counts the candidates that survive both or only one:
@@ -187,8 +228,9 @@ pub fn agreement(
         &all_pairs(&prompts, reference.len(), threshold),
         candidates.len(),
     );
+    let sketches = parallel::map(&prompts, parallel::threads(), |prompt| sketch(prompt));
     let sketched = survivors(
-        &min_hash(&prompts, reference.len(), threshold),
+        &min_hash(sketches, prompts.as_slice(), reference.len(), threshold)?,
         candidates.len(),
     );
     Ok(Agreement::between(&exact, &sketched))
@@ -223,12 +265,16 @@ fn checked_threshold(threshold: f64) -> Result<f64, DedupError> {
 /// References then candidates: the order in which prompts claim survival. Ids are `u32`, with
 /// [`NO_ITEM`] reserved, to keep the per-prompt indexes small at a million prompts.
 fn combined<'a>(reference: &[&'a str], candidates: &[&'a str]) -> Result<Vec<&'a str>, DedupError> {
-    let count = reference.len() + candidates.len();
+    checked_count(reference.len() + candidates.len())?;
+    Ok(reference.iter().chain(candidates).copied().collect())
+}
+
+fn checked_count(count: usize) -> Result<(), DedupError> {
     let max = NO_ITEM as usize;
     if count > max {
         return Err(DedupError::TooManyPrompts { count, max });
     }
-    Ok(reference.iter().chain(candidates).copied().collect())
+    Ok(())
 }
 
 fn survivors(duplicates: &[Duplicate], candidate_count: usize) -> Vec<bool> {
@@ -285,27 +331,32 @@ impl Collision {
 
 /// The prompts that survived so far, searchable for collisions with the next one.
 trait SurvivorIndex {
-    fn collision(&mut self, id: u32) -> Option<Collision>;
+    type Error;
+    fn collision(&mut self, id: u32) -> Result<Option<Collision>, Self::Error>;
     fn insert(&mut self, id: u32);
 }
 
 /// Walks the prompts in priority order: references all survive, each candidate survives unless
 /// it collides with a survivor.
-fn sweep(index: &mut impl SurvivorIndex, reference_count: usize, total: usize) -> Vec<Duplicate> {
+fn sweep<I: SurvivorIndex>(
+    index: &mut I,
+    reference_count: usize,
+    total: usize,
+) -> Result<Vec<Duplicate>, I::Error> {
     let mut duplicates = Vec::new();
     for (position, id) in (0..total).zip(0u32..) {
         if position < reference_count {
             index.insert(id);
             continue;
         }
-        match index.collision(id) {
+        match index.collision(id)? {
             Some(collision) => {
                 duplicates.push(collision.duplicate(position - reference_count, reference_count))
             }
             None => index.insert(id),
         }
     }
-    duplicates
+    Ok(duplicates)
 }
 
 /// The card's normalisation ([`norm`]) with runs of spaces collapsed and the ends trimmed. An
@@ -336,10 +387,7 @@ pub fn normalise(prompt: &str) -> String {
 
 /// The maximal digit runs of a normalised text, space-separated: "1.25" counts as "1 25".
 fn number_sequence(text: &str) -> String {
-    text.split(|c: char| !c.is_ascii_digit())
-        .filter(|run| !run.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
+    digit_runs(text).collect::<Vec<_>>().join(" ")
 }
 
 /// Every character 5-gram of a normalised (ASCII) text, its bytes packed into an integer.
@@ -387,17 +435,6 @@ fn jaccard(shared: usize, a: usize, b: usize) -> f64 {
     } else {
         shared as f64 / union as f64
     }
-}
-
-/// The similarity of two shingle sets when both are long enough to compare and it reaches the
-/// threshold.
-fn near_similarity<T: Ord>(a: &[T], b: &[T], threshold: f64) -> Option<f64> {
-    if a.len() < MIN_SHINGLES || b.len() < MIN_SHINGLES {
-        return None;
-    }
-    let shared = shared_at_least(a, b, required_overlap(a.len(), b.len(), threshold))?;
-    let similarity = jaccard(shared, a.len(), b.len());
-    (similarity >= threshold).then_some(similarity)
 }
 
 /// A prompt's normalised text and the number sequence in it.
@@ -472,7 +509,8 @@ fn all_pairs(prompts: &[&str], reference_count: usize, threshold: f64) -> Vec<Du
         exact: FastMap::default(),
         threshold,
     };
-    sweep(&mut index, reference_count, prompts.len())
+    let Ok(duplicates) = sweep(&mut index, reference_count, prompts.len());
+    duplicates
 }
 
 /// Numbers each distinct number sequence shared by several prompts; `None` for a sequence only
@@ -690,13 +728,15 @@ impl AllPairsIndex<'_> {
 }
 
 impl SurvivorIndex for AllPairsIndex<'_> {
-    fn collision(&mut self, id: u32) -> Option<Collision> {
+    type Error = std::convert::Infallible;
+
+    fn collision(&mut self, id: u32) -> Result<Option<Collision>, Self::Error> {
         let position = id as usize;
         if let Some(&earlier) = self.exact.get(self.texts[position]) {
-            return Some(Collision {
+            return Ok(Some(Collision {
                 id: earlier,
                 kind: DupKind::Exact,
-            });
+            }));
         }
         let own = std::mem::take(&mut self.ranks[position]);
         self.probe(&own, self.groups[position]);
@@ -730,7 +770,7 @@ impl SurvivorIndex for AllPairsIndex<'_> {
             }
         }
         self.ranks[position] = own;
-        best
+        Ok(best)
     }
 
     fn insert(&mut self, id: u32) {
@@ -758,11 +798,13 @@ impl SurvivorIndex for AllPairsIndex<'_> {
 // ---------------------------------------------------------------------------------------------
 // MinHash LSH
 
-fn min_hash(prompts: &[&str], reference_count: usize, threshold: f64) -> Vec<Duplicate> {
-    let probes = ProbeOrder::new();
-    let mut sketches = parallel::map(prompts, parallel::threads(), |prompt| {
-        Sketch::new(prompt, &probes)
-    });
+fn min_hash<T: Texts + ?Sized>(
+    mut sketches: Vec<Sketch>,
+    texts: &T,
+    reference_count: usize,
+    threshold: f64,
+) -> Result<Vec<Duplicate>, T::Error> {
+    let count = sketches.len();
     let (exact, exact_slots) = KeyGroups::new(sketches.iter().map(|sketch| Some(sketch.exact_key)));
     let bands = (0..BANDS)
         .map(|band| {
@@ -778,14 +820,22 @@ fn min_hash(prompts: &[&str], reference_count: usize, threshold: f64) -> Vec<Dup
         })
         .collect();
     let mut index = MinHashIndex {
-        prompts,
+        texts,
         sketches,
         exact,
         exact_slots,
         bands,
         threshold,
+        own_shingles: ShingleTable::default(),
+        their_shingles: ShingleTable::default(),
     };
-    sweep(&mut index, reference_count, prompts.len())
+    sweep(&mut index, reference_count, count)
+}
+
+/// What MinHash LSH keeps of one prompt; made by [`sketch`].
+pub fn sketch(prompt: &str) -> Sketch {
+    static PROBES: std::sync::LazyLock<ProbeOrder> = std::sync::LazyLock::new(ProbeOrder::new);
+    Sketch::new(prompt, &PROBES)
 }
 
 /// 64-bit finaliser of SplitMix64: a bijection that mixes every input bit into every output bit.
@@ -840,7 +890,7 @@ const LANE_LOW_BITS: u64 = 0x5555_5555_5555_5555;
 
 /// What MinHash LSH keeps per prompt: about a hundred bytes.
 #[derive(Debug, Clone)]
-struct Sketch {
+pub struct Sketch {
     exact_key: u64,
     /// Bins a shingle fell in before densification; 0 when the prompt has fewer than
     /// [`MIN_SHINGLES`] distinct shingles and is compared exactly only.
@@ -1026,32 +1076,129 @@ impl KeyGroups {
     }
 }
 
-struct MinHashIndex<'a> {
-    prompts: &'a [&'a str],
+struct MinHashIndex<'a, T: ?Sized> {
+    texts: &'a T,
     sketches: Vec<Sketch>,
     exact: KeyGroups,
     exact_slots: Vec<u32>,
     bands: Vec<KeyGroups>,
     threshold: f64,
+    /// The shingles of the candidate being confirmed, and of the partner it is compared with.
+    own_shingles: ShingleTable,
+    their_shingles: ShingleTable,
 }
 
-impl MinHashIndex<'_> {
-    /// The earliest survivor whose normalised text equals this prompt's.
-    fn exact_match(&self, id: u32) -> Option<Collision> {
-        let slot = self.exact_slots[id as usize];
-        if slot == NO_ITEM {
+/// The distinct shingles of one text in an open-addressing table, so the MinHash confirmation
+/// counts the shingles two texts share without sorting either set. Reused from text to text:
+/// a slot belongs to the current fill only when its stamp is the table's.
+#[derive(Debug, Default)]
+struct ShingleTable {
+    keys: Vec<u64>,
+    stamps: Vec<u32>,
+    stamp: u32,
+    len: usize,
+}
+
+impl ShingleTable {
+    /// Empties the table and adds every shingle of `text`.
+    fn fill(&mut self, text: &str) {
+        self.clear(text.len());
+        for shingle in shingles(text) {
+            self.insert(shingle);
+        }
+    }
+
+    /// Empties the table, with room for `most` shingles at half load or less.
+    fn clear(&mut self, most: usize) {
+        let slots = (2 * most).next_power_of_two().max(16);
+        if self.keys.len() < slots {
+            self.keys = vec![0; slots];
+            self.stamps = vec![0; slots];
+            self.stamp = 0;
+        }
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.stamps.fill(0);
+            self.stamp = 1;
+        }
+        self.len = 0;
+    }
+
+    /// The slot holding `shingle`, or the free slot where it belongs.
+    fn slot(&self, shingle: u64) -> usize {
+        let mask = self.keys.len() - 1;
+        let mut slot = mix64(shingle) as usize & mask;
+        while self.stamps[slot] == self.stamp && self.keys[slot] != shingle {
+            slot = (slot + 1) & mask;
+        }
+        slot
+    }
+
+    /// Adds a shingle; true when it was not in the table yet.
+    fn insert(&mut self, shingle: u64) -> bool {
+        let slot = self.slot(shingle);
+        if self.stamps[slot] == self.stamp {
+            return false;
+        }
+        self.stamps[slot] = self.stamp;
+        self.keys[slot] = shingle;
+        self.len += 1;
+        true
+    }
+
+    fn contains(&self, shingle: u64) -> bool {
+        self.stamps[self.slot(shingle)] == self.stamp
+    }
+}
+
+/// The maximal digit runs of a normalised text: two texts have the same number sequence when
+/// these are equal.
+fn digit_runs(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !c.is_ascii_digit())
+        .filter(|run| !run.is_empty())
+}
+
+impl<T: Texts + ?Sized> MinHashIndex<'_, T> {
+    /// The Jaccard similarity of the candidate's shingle set (in `own_shingles`) and the set of
+    /// `theirs`, when both are long enough to compare and it reaches the threshold.
+    fn near_similarity(&mut self, theirs: &str) -> Option<f64> {
+        let table = &mut self.their_shingles;
+        table.clear(theirs.len());
+        let mut shared = 0;
+        for shingle in shingles(theirs) {
+            if table.insert(shingle) && self.own_shingles.contains(shingle) {
+                shared += 1;
+            }
+        }
+        let (a, b) = (self.own_shingles.len, table.len);
+        if a < MIN_SHINGLES || b < MIN_SHINGLES || shared < required_overlap(a, b, self.threshold) {
             return None;
         }
+        let similarity = jaccard(shared, a, b);
+        (similarity >= self.threshold).then_some(similarity)
+    }
+
+    /// The earliest survivor whose normalised text equals this prompt's.
+    fn exact_match(&self, id: u32) -> Result<Option<Collision>, T::Error> {
+        let slot = self.exact_slots[id as usize];
+        if slot == NO_ITEM {
+            return Ok(None);
+        }
         let mut same_key = self.exact.members(slot).peekable();
-        same_key.peek()?;
-        let text = normalise(self.prompts[id as usize]);
-        same_key
-            .filter(|&other| normalise(self.prompts[other as usize]) == text)
-            .min()
-            .map(|other| Collision {
-                id: other,
-                kind: DupKind::Exact,
-            })
+        if same_key.peek().is_none() {
+            return Ok(None);
+        }
+        let text = normalise(&self.texts.text(id as usize)?);
+        let mut earliest = None;
+        for other in same_key {
+            if normalise(&self.texts.text(other as usize)?) == text {
+                earliest = Some(earliest.map_or(other, |found: u32| found.min(other)));
+            }
+        }
+        Ok(earliest.map(|other| Collision {
+            id: other,
+            kind: DupKind::Exact,
+        }))
     }
 
     /// Survivors sharing a band with this prompt whose signatures do not rule out the threshold,
@@ -1083,24 +1230,26 @@ impl MinHashIndex<'_> {
     }
 }
 
-impl SurvivorIndex for MinHashIndex<'_> {
-    fn collision(&mut self, id: u32) -> Option<Collision> {
-        if let Some(exact) = self.exact_match(id) {
-            return Some(exact);
+impl<T: Texts + ?Sized> SurvivorIndex for MinHashIndex<'_, T> {
+    type Error = T::Error;
+
+    fn collision(&mut self, id: u32) -> Result<Option<Collision>, T::Error> {
+        if let Some(exact) = self.exact_match(id)? {
+            return Ok(Some(exact));
         }
         let partners = self.near_partners(id);
         if partners.is_empty() {
-            return None;
+            return Ok(None);
         }
-        let own = Normalised::new(self.prompts[id as usize]);
-        let own_set = shingle_set(&own.text);
+        let own = normalise(&self.texts.text(id as usize)?);
+        self.own_shingles.fill(&own);
         let mut best = None;
         for other in partners {
-            let theirs = Normalised::new(self.prompts[other as usize]);
-            if theirs.numbers != own.numbers {
+            let theirs = normalise(&self.texts.text(other as usize)?);
+            if !digit_runs(&theirs).eq(digit_runs(&own)) {
                 continue;
             }
-            let sim = near_similarity(&own_set, &shingle_set(&theirs.text), self.threshold);
+            let sim = self.near_similarity(&theirs);
             if let Some(similarity) = sim {
                 Collision::keep_better(
                     &mut best,
@@ -1111,7 +1260,7 @@ impl SurvivorIndex for MinHashIndex<'_> {
                 );
             }
         }
-        best
+        Ok(best)
     }
 
     fn insert(&mut self, id: u32) {
@@ -1555,6 +1704,69 @@ mod tests {
             prompts.push(prompt);
         }
         (prompts, exact_copies)
+    }
+
+    /// Prompts owned by the caller and read one by one, as a streaming caller reads them back.
+    struct Owned(Vec<String>);
+
+    impl Texts for Owned {
+        type Error = DedupError;
+
+        fn text(&self, id: usize) -> Result<Cow<'_, str>, DedupError> {
+            Ok(Cow::Owned(self.0[id].clone()))
+        }
+    }
+
+    #[test]
+    fn prompts_sketched_one_by_one_give_the_duplicates_of_the_prompts_in_memory() {
+        let (prompts, _) = generated_prompts(3_000, 450, 11);
+        let (reference, candidates) = prompts.split_at(200);
+        let reference: Vec<&str> = reference.iter().map(String::as_str).collect();
+        let candidates: Vec<&str> = candidates.iter().map(String::as_str).collect();
+        for method in [Method::AllPairs, Method::MinHashLsh] {
+            let in_memory = find_duplicates(&candidates, &reference, &config(method));
+            let streamed = find_duplicates_sketched(
+                prompts.iter().map(|p| sketch(p)).collect(),
+                &Owned(prompts.clone()),
+                reference.len(),
+                &config(method),
+            );
+            assert!(in_memory.as_ref().is_ok_and(|d| !d.is_empty()));
+            assert_eq!(streamed, in_memory, "{method:?}");
+        }
+    }
+
+    #[test]
+    fn the_confirmations_shingle_tables_give_the_similarity_of_sorted_sets() {
+        let (prompts, _) = generated_prompts(400, 60, 5);
+        let texts: Vec<String> = prompts.iter().map(|p| normalise(p)).collect();
+        let mut index = MinHashIndex {
+            texts: &[][..],
+            sketches: Vec::new(),
+            exact: KeyGroups::default(),
+            exact_slots: Vec::new(),
+            bands: Vec::new(),
+            threshold: DEFAULT_THRESHOLD,
+            own_shingles: ShingleTable::default(),
+            their_shingles: ShingleTable::default(),
+        };
+        let mut near = 0;
+        for (i, own) in texts.iter().enumerate() {
+            index.own_shingles.fill(own);
+            for theirs in texts[i..].iter().take(8) {
+                let (a, b) = (shingle_set(own), shingle_set(theirs));
+                let expected = (a.len() >= MIN_SHINGLES && b.len() >= MIN_SHINGLES)
+                    .then(|| jaccard(shared_at_least(&a, &b, 0).unwrap_or(0), a.len(), b.len()))
+                    .filter(|&similarity| similarity >= DEFAULT_THRESHOLD);
+                near += usize::from(expected.is_some_and(|similarity| similarity < 1.0));
+                assert_eq!(
+                    index.near_similarity(theirs),
+                    expected,
+                    "{own:?} / {theirs:?}"
+                );
+            }
+        }
+        assert!(near > 0, "the generated prompts hold near duplicates");
     }
 
     #[test]

@@ -46,6 +46,148 @@ pub fn read<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, JsonlError> {
     Ok(items)
 }
 
+/// Where a record's line lies in its file, to read it back: its byte offset and length (no
+/// newline) and its 1-based line number for messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    pub offset: u64,
+    pub len: u32,
+    pub line: u32,
+}
+
+/// One non-blank line as [`ChunkReader`] read it.
+#[derive(Debug)]
+pub struct RawLine {
+    pub span: Span,
+    pub bytes: Vec<u8>,
+}
+
+impl RawLine {
+    pub fn parse<T: DeserializeOwned>(&self, path: &Path) -> Result<T, JsonlError> {
+        parse_line(path, self.span.line, &self.bytes)
+    }
+}
+
+fn parse_line<T: DeserializeOwned>(path: &Path, line: u32, bytes: &[u8]) -> Result<T, JsonlError> {
+    serde_json::from_slice(bytes).map_err(|e| JsonlError::Parse {
+        path: path.to_path_buf(),
+        line: line as usize,
+        message: e.to_string(),
+    })
+}
+
+/// Whether a line holds nothing but whitespace, as [`read`] skips it.
+fn is_blank(bytes: &[u8]) -> bool {
+    let trimmed = bytes.trim_ascii();
+    match trimmed.first() {
+        None => true,
+        Some(first) if first.is_ascii() => false,
+        Some(_) => std::str::from_utf8(trimmed).is_ok_and(|text| text.trim().is_empty()),
+    }
+}
+
+/// Reads a JSONL file a chunk of non-blank lines at a time, each with its [`Span`], so a caller
+/// can parse a chunk on every core, keep only what it needs of each record and read the rest
+/// back later ([`SpanReader`]); memory stays one chunk, whatever the file's size.
+pub struct ChunkReader {
+    path: PathBuf,
+    reader: std::io::BufReader<std::fs::File>,
+    offset: u64,
+    line: u32,
+}
+
+impl ChunkReader {
+    pub fn open(path: &Path) -> Result<Self, JsonlError> {
+        let file = std::fs::File::open(path).map_err(|source| JsonlError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            reader: std::io::BufReader::with_capacity(1 << 20, file),
+            offset: 0,
+            line: 0,
+        })
+    }
+
+    /// The next lines, about `bytes` of them (at least one line); empty at the end of the file.
+    pub fn next_chunk(&mut self, bytes: usize) -> Result<Vec<RawLine>, JsonlError> {
+        let mut chunk = Vec::new();
+        let mut taken = 0;
+        while taken < bytes {
+            let mut line = Vec::new();
+            let read =
+                self.reader
+                    .read_until(b'\n', &mut line)
+                    .map_err(|source| JsonlError::Read {
+                        path: self.path.clone(),
+                        source,
+                    })?;
+            if read == 0 {
+                break;
+            }
+            let offset = self.offset;
+            self.offset += read as u64;
+            self.line = self.line.checked_add(1).ok_or_else(|| self.too_long())?;
+            if line.last() == Some(&b'\n') {
+                line.pop();
+            }
+            if is_blank(&line) {
+                continue;
+            }
+            taken += line.len();
+            let len = u32::try_from(line.len()).map_err(|_| self.too_long())?;
+            chunk.push(RawLine {
+                span: Span {
+                    offset,
+                    len,
+                    line: self.line,
+                },
+                bytes: line,
+            });
+        }
+        Ok(chunk)
+    }
+
+    fn too_long(&self) -> JsonlError {
+        JsonlError::Parse {
+            path: self.path.clone(),
+            line: self.line as usize,
+            message: "more lines, or a longer line, than a pipeline file can have (4 GiB)".into(),
+        }
+    }
+}
+
+/// Reads single records back from a JSONL file by the [`Span`] a [`ChunkReader`] gave them.
+pub struct SpanReader {
+    path: PathBuf,
+    file: std::fs::File,
+}
+
+impl SpanReader {
+    pub fn open(path: &Path) -> Result<Self, JsonlError> {
+        let file = std::fs::File::open(path).map_err(|source| JsonlError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            file,
+        })
+    }
+
+    pub fn read<T: DeserializeOwned>(&self, span: Span) -> Result<T, JsonlError> {
+        let mut bytes = vec![0; span.len as usize];
+        crate::fsio::read_exact_at(&self.file, &mut bytes, span.offset).map_err(|source| {
+            JsonlError::Read {
+                path: self.path.clone(),
+                source,
+            }
+        })?;
+        parse_line(&self.path, span.line, &bytes)
+    }
+}
+
 pub fn write<T: Serialize>(path: &Path, items: &[T]) -> Result<(), JsonlError> {
     let mut writer = Writer::create(path)?;
     for item in items {
@@ -119,6 +261,47 @@ impl Drop for Writer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn chunks_hold_every_record_read_would_and_each_span_reads_it_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("items.jsonl");
+        let text = "{\"n\":1}\n\n  \n\u{a0}\n{\"n\":\"é\"}\r\n{\"n\":3}";
+        std::fs::write(&path, text).unwrap();
+        let expected: Vec<serde_json::Value> = read(&path).unwrap();
+        let mut reader = ChunkReader::open(&path).unwrap();
+        let back = SpanReader::open(&path).unwrap();
+        let mut seen = Vec::new();
+        loop {
+            let chunk = reader.next_chunk(1).unwrap();
+            if chunk.is_empty() {
+                break;
+            }
+            assert_eq!(chunk.len(), 1, "a chunk of one byte still holds one line");
+            for line in chunk {
+                let record: serde_json::Value = line.parse(&path).unwrap();
+                assert_eq!(back.read::<serde_json::Value>(line.span).unwrap(), record);
+                seen.push((line.span.line, record));
+            }
+        }
+        let lines: Vec<u32> = seen.iter().map(|(line, _)| *line).collect();
+        assert_eq!(lines, [1, 5, 6]);
+        let records: Vec<serde_json::Value> = seen.into_iter().map(|(_, r)| r).collect();
+        assert_eq!(records, expected);
+    }
+
+    #[test]
+    fn a_bad_line_is_named_by_its_number() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("items.jsonl");
+        std::fs::write(&path, "1\n\nnot json\n").unwrap();
+        let chunk = ChunkReader::open(&path)
+            .unwrap()
+            .next_chunk(1 << 20)
+            .unwrap();
+        let error = chunk[1].parse::<u32>(&path).unwrap_err().to_string();
+        assert!(error.contains("items.jsonl line 3"), "{error}");
+    }
 
     #[test]
     fn a_committed_writer_replaces_the_file_and_a_dropped_one_leaves_it_alone() {

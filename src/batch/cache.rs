@@ -243,7 +243,7 @@ impl Cache {
                 self.reader.get_or_init(|| file)
             }
         };
-        read_exact_at(reader, &mut buf, span.offset).map_err(|e| self.io_err(e))?;
+        crate::fsio::read_exact_at(reader, &mut buf, span.offset).map_err(|e| self.io_err(e))?;
         let entry = checked_entry::<Entry>(&buf).map_err(|what| self.corrupt(span.line, what))?;
         Ok(Some(entry.outcome))
     }
@@ -336,25 +336,6 @@ impl Cache {
             what,
         }
     }
-}
-
-#[cfg(unix)]
-fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
-}
-
-#[cfg(windows)]
-fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> std::io::Result<()> {
-    while !buf.is_empty() {
-        match std::os::windows::fs::FileExt::seek_read(file, buf, offset)? {
-            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
-            n => {
-                buf = &mut buf[n..];
-                offset += n as u64;
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Parses one cache line whose checksum matches into `T` (the whole entry or just its key).

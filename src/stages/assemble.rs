@@ -13,6 +13,7 @@ use crate::config::Config;
 use crate::dedup::{self, Against, DedupConfig, DupKind, Method};
 use crate::diff;
 use crate::error::{Error, Result};
+use crate::jsonl::{ChunkReader, Span, SpanReader};
 use crate::record::{excerpt, Candidate, Category, Reject};
 use crate::release::{
     self, AuditNumbers, ChangesSince, DedupNumbers, FlagOutcome, FlaggedItem, PassCount,
@@ -23,6 +24,7 @@ use crate::seeded;
 use crate::stages::repair::Summary;
 use crate::usage::Usage;
 use crate::yields::RoundYield;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -93,51 +95,219 @@ fn assemble_reject(
     }
 }
 
-/// What survives dedup and the flag policy, and what was dropped.
+/// Bytes of the candidates file parsed at a time, on every core.
+const READ_CHUNK: usize = 8 << 20;
+
+/// What assemble keeps of a candidate while its file streams past: enough to order, dedup, trim
+/// and count it. Everything else is read back by its span when a record or a reject is written.
+struct Entry {
+    span: Span,
+    id: Box<str>,
+    category: Category,
+    /// Index into [`Scanned::domains`].
+    domain: u32,
+    round: u32,
+    needs_review: bool,
+}
+
+/// A flagged candidate as the release report lists it.
+struct FlaggedCandidate {
+    id: String,
+    category: Category,
+    prompt_sha256: String,
+    excerpt: String,
+}
+
+impl FlaggedCandidate {
+    fn of(c: &Candidate) -> Self {
+        Self {
+            id: c.id.clone(),
+            category: c.category,
+            prompt_sha256: crate::digest::sha256_hex(c.prompt.as_bytes()),
+            excerpt: excerpt(&c.prompt, FLAGGED_EXCERPT),
+        }
+    }
+}
+
+/// The candidates file read once: an entry and a MinHash sketch per candidate, in file order.
+struct Scanned {
+    entries: Vec<Entry>,
+    /// The references' sketches, then the candidates'.
+    sketches: Vec<dedup::Sketch>,
+    domains: Vec<String>,
+    authored: BTreeMap<Category, usize>,
+    flagged: Vec<FlaggedCandidate>,
+}
+
+impl Scanned {
+    fn domain(&self, entry: &Entry) -> &str {
+        &self.domains[entry.domain as usize]
+    }
+}
+
+/// Streams the candidates file; `references` are sketched first, so their ids come first.
+fn scan(path: &Path, references: &[Reference]) -> Result<Scanned> {
+    let threads = crate::parallel::threads();
+    let mut scanned = Scanned {
+        entries: Vec::new(),
+        sketches: crate::parallel::map(references, threads, |r| dedup::sketch(&r.prompt)),
+        domains: Vec::new(),
+        authored: Category::ALL.iter().map(|c| (*c, 0)).collect(),
+        flagged: Vec::new(),
+    };
+    let mut domain_ids: std::collections::HashMap<String, u32> = Default::default();
+    let mut reader = ChunkReader::open(path)?;
+    loop {
+        let chunk = reader.next_chunk(READ_CHUNK)?;
+        if chunk.is_empty() {
+            return Ok(scanned);
+        }
+        let parsed = crate::parallel::map(&chunk, threads, |line| {
+            let candidate: Candidate = line.parse(path)?;
+            let sketch = dedup::sketch(&candidate.prompt);
+            Ok::<_, crate::jsonl::JsonlError>((line.span, candidate, sketch))
+        });
+        for result in parsed {
+            let (span, candidate, sketch) = result?;
+            let next_domain = u32::try_from(scanned.domains.len()).unwrap_or(u32::MAX);
+            let domain = *domain_ids
+                .entry(candidate.domain.clone())
+                .or_insert_with(|| {
+                    scanned.domains.push(candidate.domain.clone());
+                    next_domain
+                });
+            *scanned.authored.entry(candidate.category).or_default() += 1;
+            if candidate.needs_review {
+                scanned.flagged.push(FlaggedCandidate::of(&candidate));
+            }
+            scanned.entries.push(Entry {
+                span,
+                id: candidate.id.into_boxed_str(),
+                category: candidate.category,
+                domain,
+                round: candidate.round,
+                needs_review: candidate.needs_review,
+            });
+            scanned.sketches.push(sketch);
+        }
+    }
+}
+
+/// The prompts dedup compares: the references held in memory, then the candidates in priority
+/// order, read back from their file.
+struct Prompts<'a> {
+    references: &'a [Reference],
+    entries: &'a [Entry],
+    priority: &'a [u32],
+    file: &'a SpanReader,
+}
+
+#[derive(serde::Deserialize)]
+struct PromptOnly {
+    prompt: String,
+}
+
+impl dedup::Texts for Prompts<'_> {
+    type Error = Error;
+
+    fn text(&self, id: usize) -> Result<Cow<'_, str>> {
+        match id.checked_sub(self.references.len()) {
+            None => Ok(Cow::Borrowed(&self.references[id].prompt)),
+            Some(position) => {
+                let entry = &self.entries[self.priority[position] as usize];
+                Ok(Cow::Owned(self.file.read::<PromptOnly>(entry.span)?.prompt))
+            }
+        }
+    }
+}
+
+/// Reorders `items` in place so that position `k` holds what was at `order[k]` (`order` is a
+/// permutation), following each cycle once.
+fn permute<T>(items: &mut [T], order: &[u32]) {
+    let mut placed = vec![false; items.len()];
+    for start in 0..items.len() {
+        let mut at = start;
+        while !placed[at] {
+            placed[at] = true;
+            let from = order[at] as usize;
+            if from == start {
+                break;
+            }
+            items.swap(at, from);
+            at = from;
+        }
+    }
+}
+
+/// A candidate assemble drops, by entry, with what its reject line says.
+struct Dropped {
+    entry: u32,
+    reason: &'static str,
+    detail: String,
+    collided_with: Option<String>,
+}
+
+/// What survives dedup and the flag policy (entries in priority order), and what was dropped,
+/// in the order the reject lines are written.
 struct Filtered {
-    kept: Vec<Candidate>,
-    rejects: Vec<Reject>,
+    kept: Vec<u32>,
+    dropped: Vec<Dropped>,
     numbers: DedupNumbers,
 }
 
 /// Dedup in a deterministic priority order: clean items before flagged ones, then by category,
-/// round and id — so of two duplicates the earlier-authored clean one survives.
+/// round and id (then file position) — so of two duplicates the earlier-authored clean one
+/// survives.
 fn filter(
     config: &Config,
-    mut items: Vec<Candidate>,
+    mut scanned: Scanned,
     references: &[Reference],
+    file: &SpanReader,
     keep_flagged: bool,
-) -> Result<Filtered, dedup::DedupError> {
-    items.sort_by(|a, b| {
-        (a.needs_review, a.category, a.round, &a.id).cmp(&(
-            b.needs_review,
-            b.category,
-            b.round,
-            &b.id,
+) -> Result<(Filtered, Scanned)> {
+    let entries = &scanned.entries;
+    let mut priority: Vec<u32> = (0..entries.len() as u32).collect();
+    priority.sort_unstable_by(|&a, &b| {
+        let (x, y) = (&entries[a as usize], &entries[b as usize]);
+        (x.needs_review, x.category, x.round, &x.id, a).cmp(&(
+            y.needs_review,
+            y.category,
+            y.round,
+            &y.id,
+            b,
         ))
     });
-    let prompts: Vec<&str> = items.iter().map(|c| c.prompt.as_str()).collect();
-    let reference_prompts: Vec<&str> = references.iter().map(|r| r.prompt.as_str()).collect();
-    let drops = dedup::find_duplicates(
+    let mut sketches = std::mem::take(&mut scanned.sketches);
+    permute(&mut sketches[references.len()..], &priority);
+    let prompts = Prompts {
+        references,
+        entries,
+        priority: &priority,
+        file,
+    };
+    let drops = dedup::find_duplicates_sketched(
+        sketches,
         &prompts,
-        &reference_prompts,
+        references.len(),
         &DedupConfig {
             threshold: config.assemble.near_dup_threshold,
             method: Method::Auto,
         },
     )?;
     let mut numbers = DedupNumbers::default();
-    let mut rejects = Vec::new();
-    let mut dropped = vec![false; items.len()];
+    let mut dropped = Vec::new();
+    let mut is_dropped = vec![false; entries.len()];
     for drop in &drops {
-        dropped[drop.index] = true;
-        let item = &items[drop.index];
+        is_dropped[drop.index] = true;
         let (with, origin) = match drop.against {
             Against::Reference(r) => {
                 numbers.against_reference += 1;
                 (references[r].id.clone(), "an earlier release's prompt")
             }
-            Against::Candidate(c) => (items[c].id.clone(), "a kept candidate"),
+            Against::Candidate(c) => (
+                entries[priority[c] as usize].id.to_string(),
+                "a kept candidate",
+            ),
         };
         let (reason, detail) = match drop.kind {
             DupKind::Exact => {
@@ -155,41 +325,55 @@ fn filter(
                 )
             }
         };
-        rejects.push(assemble_reject(item, reason, detail, Some(with)));
+        dropped.push(Dropped {
+            entry: priority[drop.index],
+            reason,
+            detail,
+            collided_with: Some(with),
+        });
     }
     let mut kept = Vec::new();
-    for (item, dropped) in items.into_iter().zip(dropped) {
-        if dropped {
+    for (&entry, is_dropped) in priority.iter().zip(is_dropped) {
+        if is_dropped {
             continue;
         }
-        if item.needs_review && !keep_flagged {
+        if entries[entry as usize].needs_review && !keep_flagged {
             numbers.flagged_left_out += 1;
-            rejects.push(assemble_reject(
-                &item,
-                "needs_review",
-                format!("flagged for review (see {REPAIR_REPORT} and {AUDIT_REPORT}); left out — pass --keep-flagged to keep it flagged"),
-                None,
-            ));
+            dropped.push(Dropped {
+                entry,
+                reason: "needs_review",
+                detail: format!("flagged for review (see {REPAIR_REPORT} and {AUDIT_REPORT}); left out — pass --keep-flagged to keep it flagged"),
+                collided_with: None,
+            });
             continue;
         }
-        kept.push(item);
+        kept.push(entry);
     }
-    Ok(Filtered {
-        kept,
-        rejects,
-        numbers,
-    })
+    Ok((
+        Filtered {
+            kept,
+            dropped,
+            numbers,
+        },
+        scanned,
+    ))
 }
 
 /// Picks `want` items of one category: domains in a seeded order take turns, each domain's
 /// items in a seeded order, so every domain is represented about equally. The chosen items
 /// are then put in a seeded order.
-fn trim(seed: u64, category: Category, items: Vec<Candidate>, want: usize) -> Vec<Candidate> {
-    let mut by_domain: BTreeMap<String, Vec<Candidate>> = BTreeMap::new();
+fn trim<'d, T>(
+    seed: u64,
+    category: Category,
+    items: Vec<T>,
+    domain_of: impl Fn(&T) -> &'d str,
+    want: usize,
+) -> Vec<T> {
+    let mut by_domain: BTreeMap<&str, Vec<T>> = BTreeMap::new();
     for item in items {
-        by_domain.entry(item.domain.clone()).or_default().push(item);
+        by_domain.entry(domain_of(&item)).or_default().push(item);
     }
-    let mut queues: Vec<std::collections::VecDeque<Candidate>> = Vec::new();
+    let mut queues: Vec<std::collections::VecDeque<T>> = Vec::new();
     for (domain, mut list) in by_domain {
         seeded::shuffle(
             &mut list,
@@ -270,10 +454,10 @@ const FLAGGED_EXCERPT: usize = 160;
 /// and where it went: kept as a record, dropped as a duplicate, left out, or not chosen when
 /// its category was trimmed.
 fn flagged_items(
-    flagged: &[Candidate],
+    flagged: &[FlaggedCandidate],
     verdicts: &[RepairVerdict],
     audit: &[ReportLine],
-    assemble_rejects: &[Reject],
+    dropped: &BTreeMap<&str, &str>,
     released: &BTreeMap<String, String>,
 ) -> Vec<FlaggedItem> {
     let audit: BTreeMap<&str, &ReportLine> = audit
@@ -285,10 +469,6 @@ fn flagged_items(
         .iter()
         .filter(|v| v.decision == "flagged")
         .map(|v| (v.item_id.as_str(), v))
-        .collect();
-    let dropped: BTreeMap<&str, &str> = assemble_rejects
-        .iter()
-        .filter_map(|r| Some((r.item_id.as_deref()?, r.reason.as_str())))
         .collect();
     let mut items: Vec<FlaggedItem> = flagged
         .iter()
@@ -317,11 +497,11 @@ fn flagged_items(
             FlaggedItem {
                 item_id: item.id.clone(),
                 category: item.category,
-                prompt_sha256: crate::digest::sha256_hex(item.prompt.as_bytes()),
+                prompt_sha256: item.prompt_sha256.clone(),
                 stage: stage.to_string(),
                 reason,
                 detail,
-                excerpt: excerpt(&item.prompt, FLAGGED_EXCERPT),
+                excerpt: item.excerpt.clone(),
                 outcome,
             }
         })
@@ -427,23 +607,25 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<()> {
     let config = ctx.config;
     let keep_flagged = args.keep_flagged || config.assemble.keep_flagged;
     let (input_path, audit_summary) = input(ctx)?;
-    let items: Vec<Candidate> = crate::jsonl::read(&input_path)?;
     let mut references = Vec::new();
     for path in &args.excludes {
         references.extend(read_reference(path)?);
     }
     let rejects_path = ctx.out(REJECTS);
-    let author_rejects: Vec<Reject> = if rejects_path.exists() {
-        crate::jsonl::read::<Reject>(&rejects_path)?
-            .into_iter()
-            .filter(|r| r.stage == "author")
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let authored = count_by_category(&items);
-    let flagged: Vec<Candidate> = items.iter().filter(|i| i.needs_review).cloned().collect();
-    let filtered = filter(config, items, &references, keep_flagged)?;
+    let mut rejects = crate::jsonl::Writer::create(&rejects_path)?;
+    let mut reject_counts = RejectCounts::default();
+    if rejects_path.exists() {
+        copy_author_rejects(&rejects_path, &mut rejects, &mut reject_counts)?;
+    }
+    let file = SpanReader::open(&input_path)?;
+    let scanned = scan(&input_path, &references)?;
+    let (filtered, scanned) = filter(config, scanned, &references, &file, keep_flagged)?;
+    for dropped in &filtered.dropped {
+        reject_counts.count(
+            scanned.entries[dropped.entry as usize].category,
+            dropped.reason,
+        );
+    }
 
     let per_category = config.release.per_category;
     let mut records = Vec::new();
@@ -452,15 +634,18 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<()> {
     let mut domain_counts: BTreeMap<Category, BTreeMap<String, usize>> = BTreeMap::new();
     let mut released_flagged: BTreeMap<String, String> = BTreeMap::new();
     let mut released: Vec<(Category, String)> = Vec::new();
-    let mut pool: BTreeMap<Category, Vec<Candidate>> = BTreeMap::new();
-    for item in filtered.kept {
-        pool.entry(item.category).or_default().push(item);
+    let mut pool: BTreeMap<Category, Vec<u32>> = BTreeMap::new();
+    for &entry in &filtered.kept {
+        pool.entry(scanned.entries[entry as usize].category)
+            .or_default()
+            .push(entry);
     }
     for category in Category::ALL {
         let chosen = trim(
             config.release.seed,
             category,
             pool.remove(&category).unwrap_or_default(),
+            |&entry| scanned.domain(&scanned.entries[entry as usize]),
             per_category,
         );
         if chosen.len() < per_category {
@@ -468,12 +653,13 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<()> {
                 category,
                 have: chosen.len(),
                 want: per_category,
-                reasons: drop_reasons(category, &author_rejects, &filtered.rejects),
+                reasons: reject_counts.of(category),
             });
         }
         counts.insert(category, chosen.len());
         let row = config.category(category).target;
-        for item in chosen {
+        for entry in chosen {
+            let item: Candidate = file.read(scanned.entries[entry as usize].span)?;
             *domain_counts
                 .entry(category)
                 .or_default()
@@ -491,16 +677,28 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<()> {
         Some(_) => read_jsonl_or_empty(&ctx.out(AUDIT_REPORT))?,
         None => Vec::new(),
     };
+    let dropped_reasons: BTreeMap<&str, &str> = filtered
+        .dropped
+        .iter()
+        .map(|d| (&*scanned.entries[d.entry as usize].id, d.reason))
+        .collect();
     let flagged = flagged_items(
-        &flagged,
+        &scanned.flagged,
         &read_jsonl_or_empty(&ctx.out(REPAIR_REPORT))?,
         &audit_report,
-        &filtered.rejects,
+        &dropped_reasons,
         &released_flagged,
     );
-    let mut all_rejects = author_rejects;
-    all_rejects.extend(filtered.rejects);
-    crate::jsonl::write(&rejects_path, &all_rejects)?;
+    for dropped in filtered.dropped {
+        let item: Candidate = file.read(scanned.entries[dropped.entry as usize].span)?;
+        rejects.push(&assemble_reject(
+            &item,
+            dropped.reason,
+            dropped.detail,
+            dropped.collided_with,
+        ))?;
+    }
+    rejects.commit()?;
     if !shortfall.is_empty() && !config.assemble.allow_short {
         return Err(Error::ShortRelease {
             per_category,
@@ -510,18 +708,6 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<()> {
     let repair: Summary = read_json_or_default(&ctx.out(REPAIR_SUMMARY))?;
     let usage: BTreeMap<String, Usage> = read_json_or_default(&ctx.out(USAGE))?;
     let author: AuthorSummary = read_json_or_default(&ctx.out(AUTHOR_SUMMARY))?;
-    let mut reject_counts: BTreeMap<String, usize> = BTreeMap::new();
-    for r in all_rejects.iter().filter(|r| r.stage == "author") {
-        *reject_counts.entry(r.reason.clone()).or_default() += 1;
-    }
-    let mut rejects_by_category: BTreeMap<Category, BTreeMap<String, usize>> = BTreeMap::new();
-    for r in &all_rejects {
-        *rejects_by_category
-            .entry(r.category)
-            .or_default()
-            .entry(r.reason.clone())
-            .or_default() += 1;
-    }
     let verifiers = repair
         .by_verifier
         .iter()
@@ -554,9 +740,9 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<()> {
         config_fingerprint: config.content_fingerprint(),
         counts,
         domain_counts,
-        authored,
-        rejects: reject_counts,
-        rejects_by_category,
+        authored: scanned.authored,
+        rejects: reject_counts.author,
+        rejects_by_category: reject_counts.by_category,
         repair: repair.numbers(),
         verifiers,
         flagged,
@@ -636,28 +822,54 @@ fn read_jsonl_or_empty<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Ve
     }
 }
 
-fn count_by_category(items: &[Candidate]) -> BTreeMap<Category, usize> {
-    let mut counts: BTreeMap<Category, usize> = Category::ALL.iter().map(|c| (*c, 0)).collect();
-    for item in items {
-        *counts.entry(item.category).or_default() += 1;
-    }
-    counts
+/// Reject lines by reason: the author stage's, and every stage's per category.
+#[derive(Default)]
+struct RejectCounts {
+    author: BTreeMap<String, usize>,
+    by_category: BTreeMap<Category, BTreeMap<String, usize>>,
 }
 
-fn drop_reasons(
-    category: Category,
-    author: &[Reject],
-    assemble: &[Reject],
-) -> BTreeMap<String, usize> {
-    let mut reasons = BTreeMap::new();
-    for r in author
-        .iter()
-        .chain(assemble)
-        .filter(|r| r.category == category)
-    {
-        *reasons.entry(r.reason.clone()).or_default() += 1;
+impl RejectCounts {
+    fn count_author(&mut self, reject: &Reject) {
+        *self.author.entry(reject.reason.clone()).or_default() += 1;
+        self.count(reject.category, &reject.reason);
     }
-    reasons
+
+    fn count(&mut self, category: Category, reason: &str) {
+        *self
+            .by_category
+            .entry(category)
+            .or_default()
+            .entry(reason.to_string())
+            .or_default() += 1;
+    }
+
+    /// Why a category's candidates were dropped, by reason.
+    fn of(&self, category: Category) -> BTreeMap<String, usize> {
+        self.by_category.get(&category).cloned().unwrap_or_default()
+    }
+}
+
+/// Keeps the author stage's lines of `rejects.jsonl` (assemble rewrites its own) and counts them.
+fn copy_author_rejects(
+    path: &Path,
+    into: &mut crate::jsonl::Writer,
+    counts: &mut RejectCounts,
+) -> Result<()> {
+    let mut reader = ChunkReader::open(path)?;
+    loop {
+        let chunk = reader.next_chunk(READ_CHUNK)?;
+        if chunk.is_empty() {
+            return Ok(());
+        }
+        for line in chunk {
+            let reject: Reject = line.parse(path)?;
+            if reject.stage == "author" {
+                counts.count_author(&reject);
+                into.push(&reject)?;
+            }
+        }
+    }
 }
 
 fn describe_shortfall(s: &Shortfall) -> String {
@@ -718,6 +930,22 @@ mod tests {
         }
     }
 
+    fn orders() -> impl proptest::strategy::Strategy<Value = Vec<u32>> {
+        use proptest::strategy::{Just, Strategy};
+        (0u32..60).prop_flat_map(|n| Just((0..n).collect::<Vec<u32>>()).prop_shuffle())
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn permute_puts_what_was_at_order_k_at_k(order in orders()) {
+            let items: Vec<String> = (0..order.len()).map(|i| format!("item {i}")).collect();
+            let expected: Vec<String> = order.iter().map(|&k| items[k as usize].clone()).collect();
+            let mut permuted = items;
+            permute(&mut permuted, &order);
+            proptest::prop_assert_eq!(permuted, expected);
+        }
+    }
+
     #[test]
     fn each_flagged_item_gets_its_repair_reason_and_where_it_went() {
         let flagged = [
@@ -734,14 +962,14 @@ mod tests {
             verdict("d.spare", "flagged", "verifier_unreliable"),
             verdict("e.unknown", "agree", "agree"),
         ];
-        let rejects = [
-            assemble_reject(&flagged[1], "needs_review", String::new(), None),
-            assemble_reject(&flagged[2], "duplicate_near", String::new(), None),
-        ];
+        let dropped = [("a.left", "needs_review"), ("c.dup", "duplicate_near")]
+            .into_iter()
+            .collect();
         let released = [("b.kept".to_string(), "sas-0007".to_string())]
             .into_iter()
             .collect();
-        let items = flagged_items(&flagged, &verdicts, &[], &rejects, &released);
+        let flagged = flagged.map(|c| FlaggedCandidate::of(&c));
+        let items = flagged_items(&flagged, &verdicts, &[], &dropped, &released);
         let seen: Vec<(&str, &str, &FlagOutcome)> = items
             .iter()
             .map(|i| (i.item_id.as_str(), i.reason.as_str(), &i.outcome))
@@ -802,7 +1030,13 @@ mod tests {
             audit_line("a.audit", vec![Flag::PanelDisagrees, Flag::GoldTooLenient]),
             audit_line("b.both", vec![Flag::PanelDisagrees]),
         ];
-        let items = flagged_items(&flagged, &verdicts, &audit, &[], &BTreeMap::new());
+        let items = flagged_items(
+            &flagged.clone().map(|c| FlaggedCandidate::of(&c)),
+            &verdicts,
+            &audit,
+            &BTreeMap::new(),
+            &BTreeMap::new(),
+        );
         assert_eq!(items[0].stage, "audit");
         assert_eq!(items[0].reason, "panel_disagrees, gold_too_lenient");
         assert_eq!(items[0].detail, "key 12; p-a: about 15 (graded wrong)");

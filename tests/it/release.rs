@@ -223,3 +223,97 @@ fn verify_names_a_byte_order_mark_and_where_a_line_stops_being_utf8() {
         run.stdout
     );
 }
+
+/// Writes the streaming-assemble fixture into `dir`: 25,000 generated candidates (MinHash LSH
+/// runs above 20,000), every 7th flagged and every 11th with a repaired gold; author and old
+/// assemble lines in `rejects.jsonl`; and an earlier release holding every 997th prompt.
+fn write_streaming_fixture(dir: &Path) -> std::path::PathBuf {
+    use std::io::Write;
+    let mut candidates = Vec::new();
+    for reply in 0.. {
+        candidates.extend(saseval_testkit::synth::candidates_of(reply));
+        if candidates.len() >= 25_000 {
+            break;
+        }
+    }
+    candidates.truncate(25_000);
+    let mut repaired = std::io::BufWriter::new(
+        std::fs::File::create(dir.join("repaired.jsonl")).expect("repaired.jsonl"),
+    );
+    let mut rejects = std::io::BufWriter::new(
+        std::fs::File::create(dir.join("rejects.jsonl")).expect("rejects.jsonl"),
+    );
+    let mut earlier = std::io::BufWriter::new(
+        std::fs::File::create(dir.join("earlier.jsonl")).expect("earlier.jsonl"),
+    );
+    for (i, mut c) in candidates.into_iter().enumerate() {
+        c.needs_review = i % 7 == 0;
+        c.gold_repaired = i % 11 == 0;
+        serde_json::to_writer(&mut repaired, &c).expect("write");
+        writeln!(repaired).expect("write");
+        for (every, stage) in [(13, "author"), (17, "assemble")] {
+            if i % every == 0 {
+                let reject = serde_json::json!({"stage": stage, "reason": "prompt_too_short",
+                    "detail": "short", "category": c.category, "custom_id": c.custom_id,
+                    "domain": c.domain, "round": c.round, "excerpt": "é…"});
+                writeln!(rejects, "{reject}").expect("write");
+            }
+        }
+        if i % 997 == 0 {
+            let record = serde_json::json!({"id": format!("v1-{i:05}"), "prompt": c.prompt});
+            writeln!(earlier, "{record}").expect("write");
+        }
+    }
+    for mut file in [repaired, rejects, earlier] {
+        file.flush().expect("flush");
+    }
+    dir.join("earlier.jsonl")
+}
+
+/// The SHA-256 of the release JSONL and of `rejects.jsonl` that the in-memory assemble (commit
+/// c50f7ee, before assemble streamed its input) wrote for [`write_streaming_fixture`] with
+/// `--set audit.models=[] --set release.date=2026-11-29 --set assemble.allow_short=true`.
+const IN_MEMORY_ASSEMBLE: [(&str, &str); 2] = [
+    (
+        "saseval_v2_prompts.jsonl",
+        "3c48a622b824fc9007198bda130aa46a415c0182fb3da9d40826b445bfb301ed",
+    ),
+    (
+        "rejects.jsonl",
+        "36a1d9c33a20d31329c90495061a9f8b257a351960f3dee5129dbb3066361e91",
+    ),
+];
+
+#[test]
+fn streaming_assemble_writes_the_bytes_the_in_memory_assemble_wrote() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let earlier = write_streaming_fixture(dir.path());
+    let output = Command::new(env!("CARGO_BIN_EXE_saseval-gen"))
+        .arg("--config")
+        .arg(crate::world::repo().join("pipeline.toml"))
+        .arg("--out")
+        .arg(dir.path())
+        .args(["--quiet", "--set", "audit.models=[]", "--set"])
+        .args([
+            "release.date=2026-11-29",
+            "--set",
+            "assemble.allow_short=true",
+        ])
+        .args(["assemble", "--exclude"])
+        .arg(&earlier)
+        .output()
+        .expect("saseval-gen runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for (name, expected) in IN_MEMORY_ASSEMBLE {
+        let bytes = std::fs::read(dir.path().join(name)).expect("written");
+        assert_eq!(
+            saseval_gen::digest::sha256_hex(&bytes),
+            expected,
+            "{name} differs from the in-memory assemble's"
+        );
+    }
+}
