@@ -387,7 +387,26 @@ pub fn normalise(prompt: &str) -> String {
 
 /// The maximal digit runs of a normalised text, space-separated: "1.25" counts as "1 25".
 fn number_sequence(text: &str) -> String {
-    digit_runs(text).collect::<Vec<_>>().join(" ")
+    let mut sequence = Vec::new();
+    write_number_sequence(text, &mut sequence);
+    String::from_utf8(sequence).unwrap_or_default()
+}
+
+/// [`number_sequence`] into a reused buffer.
+fn write_number_sequence(text: &str, into: &mut Vec<u8>) {
+    into.clear();
+    let mut after_gap = false;
+    for &byte in text.as_bytes() {
+        if byte.is_ascii_digit() {
+            if after_gap && !into.is_empty() {
+                into.push(b' ');
+            }
+            after_gap = false;
+            into.push(byte);
+        } else {
+            after_gap = true;
+        }
+    }
 }
 
 /// Every character 5-gram of a normalised (ASCII) text, its bytes packed into an integer.
@@ -806,19 +825,21 @@ fn min_hash<T: Texts + ?Sized>(
 ) -> Result<Vec<Duplicate>, T::Error> {
     let count = sketches.len();
     let (exact, exact_slots) = KeyGroups::new(sketches.iter().map(|sketch| Some(sketch.exact_key)));
-    let bands = (0..BANDS)
-        .map(|band| {
-            let (groups, slots) = KeyGroups::new(
-                sketches
-                    .iter()
-                    .map(|sketch| sketch.is_near().then_some(sketch.bands[band])),
-            );
-            for (sketch, slot) in sketches.iter_mut().zip(slots) {
-                sketch.bands[band] = slot;
-            }
-            groups
-        })
-        .collect();
+    let band_numbers: Vec<usize> = (0..BANDS).collect();
+    let grouped = parallel::map(&band_numbers, parallel::threads(), |&band| {
+        KeyGroups::new(
+            sketches
+                .iter()
+                .map(|sketch| sketch.is_near().then_some(sketch.bands[band])),
+        )
+    });
+    let mut bands = Vec::with_capacity(BANDS);
+    for (band, (groups, slots)) in grouped.into_iter().enumerate() {
+        for (sketch, slot) in sketches.iter_mut().zip(slots) {
+            sketch.bands[band] = slot;
+        }
+        bands.push(groups);
+    }
     let mut index = MinHashIndex {
         texts,
         sketches,
@@ -828,6 +849,9 @@ fn min_hash<T: Texts + ?Sized>(
         threshold,
         own_shingles: ShingleTable::default(),
         their_shingles: ShingleTable::default(),
+        own_numbers: Vec::new(),
+        their_numbers: Vec::new(),
+        recent: RecentTexts::new(),
     };
     sweep(&mut index, reference_count, count)
 }
@@ -1083,23 +1107,30 @@ struct MinHashIndex<'a, T: ?Sized> {
     exact_slots: Vec<u32>,
     bands: Vec<KeyGroups>,
     threshold: f64,
-    /// The shingles of the candidate being confirmed, and of the partner it is compared with.
+    /// The shingles and number sequences of the candidate being confirmed and of the partner it
+    /// is compared with.
     own_shingles: ShingleTable,
     their_shingles: ShingleTable,
+    own_numbers: Vec<u8>,
+    their_numbers: Vec<u8>,
+    recent: RecentTexts,
 }
 
 /// The distinct shingles of one text in an open-addressing table, so the MinHash confirmation
 /// counts the shingles two texts share without sorting either set. Reused from text to text:
-/// a slot belongs to the current fill only when its stamp is the table's.
+/// each slot packs a shingle (40 bits) with the stamp of the fill that wrote it (24 bits), and a
+/// slot belongs to the current fill only when its stamp is the table's.
 #[derive(Debug, Default)]
 struct ShingleTable {
-    keys: Vec<u64>,
-    stamps: Vec<u32>,
-    stamp: u32,
+    slots: Vec<u64>,
+    stamp: u64,
     len: usize,
 }
 
 impl ShingleTable {
+    const KEY_BITS: u32 = 8 * SHINGLE_CHARS as u32;
+    const STAMPS: u64 = 1 << (64 - Self::KEY_BITS);
+
     /// Empties the table and adds every shingle of `text`.
     fn fill(&mut self, text: &str) {
         self.clear(text.len());
@@ -1111,51 +1142,77 @@ impl ShingleTable {
     /// Empties the table, with room for `most` shingles at half load or less.
     fn clear(&mut self, most: usize) {
         let slots = (2 * most).next_power_of_two().max(16);
-        if self.keys.len() < slots {
-            self.keys = vec![0; slots];
-            self.stamps = vec![0; slots];
-            self.stamp = 0;
-        }
-        self.stamp = self.stamp.wrapping_add(1);
-        if self.stamp == 0 {
-            self.stamps.fill(0);
+        self.stamp += 1;
+        if self.slots.len() < slots || self.stamp == Self::STAMPS {
+            self.slots = vec![0; slots.max(self.slots.len())];
             self.stamp = 1;
         }
         self.len = 0;
     }
 
-    /// The slot holding `shingle`, or the free slot where it belongs.
-    fn slot(&self, shingle: u64) -> usize {
-        let mask = self.keys.len() - 1;
-        let mut slot = mix64(shingle) as usize & mask;
-        while self.stamps[slot] == self.stamp && self.keys[slot] != shingle {
+    /// The slot holding `shingle`, or the free slot where it belongs, and whether it holds it.
+    fn slot(&self, shingle: u64) -> (usize, bool) {
+        let mask = self.slots.len() - 1;
+        let wanted = self.stamp << Self::KEY_BITS | shingle;
+        let mut slot = (shingle.wrapping_mul(GOLDEN_GAMMA) >> 32) as usize & mask;
+        loop {
+            let held = self.slots[slot];
+            if held == wanted {
+                return (slot, true);
+            }
+            if held >> Self::KEY_BITS != self.stamp {
+                return (slot, false);
+            }
             slot = (slot + 1) & mask;
         }
-        slot
     }
 
     /// Adds a shingle; true when it was not in the table yet.
     fn insert(&mut self, shingle: u64) -> bool {
-        let slot = self.slot(shingle);
-        if self.stamps[slot] == self.stamp {
-            return false;
+        let (slot, held) = self.slot(shingle);
+        if !held {
+            self.slots[slot] = self.stamp << Self::KEY_BITS | shingle;
+            self.len += 1;
         }
-        self.stamps[slot] = self.stamp;
-        self.keys[slot] = shingle;
-        self.len += 1;
-        true
+        !held
     }
 
     fn contains(&self, shingle: u64) -> bool {
-        self.stamps[self.slot(shingle)] == self.stamp
+        self.slot(shingle).1
     }
 }
 
-/// The maximal digit runs of a normalised text: two texts have the same number sequence when
-/// these are equal.
-fn digit_runs(text: &str) -> impl Iterator<Item = &str> {
-    text.split(|c: char| !c.is_ascii_digit())
-        .filter(|run| !run.is_empty())
+/// The normalised texts of recently compared prompts, by id, in a fixed number of slots (one
+/// place per id). In a template family one survivor is the confirmation partner of many later
+/// candidates, and a streaming caller would read it back from disk every time.
+struct RecentTexts {
+    slots: Vec<Option<(u32, std::rc::Rc<str>)>>,
+}
+
+impl RecentTexts {
+    const SLOTS: usize = 65_536;
+
+    fn new() -> Self {
+        Self {
+            slots: vec![None; Self::SLOTS],
+        }
+    }
+
+    fn normalised<T: Texts + ?Sized>(
+        &mut self,
+        texts: &T,
+        id: u32,
+    ) -> Result<std::rc::Rc<str>, T::Error> {
+        let slot = &mut self.slots[id as usize % Self::SLOTS];
+        if let Some((held, text)) = slot {
+            if *held == id {
+                return Ok(text.clone());
+            }
+        }
+        let text: std::rc::Rc<str> = normalise(&texts.text(id as usize)?).into();
+        *slot = Some((id, text.clone()));
+        Ok(text)
+    }
 }
 
 impl<T: Texts + ?Sized> MinHashIndex<'_, T> {
@@ -1179,19 +1236,19 @@ impl<T: Texts + ?Sized> MinHashIndex<'_, T> {
     }
 
     /// The earliest survivor whose normalised text equals this prompt's.
-    fn exact_match(&self, id: u32) -> Result<Option<Collision>, T::Error> {
+    fn exact_match(&mut self, id: u32) -> Result<Option<Collision>, T::Error> {
         let slot = self.exact_slots[id as usize];
         if slot == NO_ITEM {
             return Ok(None);
         }
-        let mut same_key = self.exact.members(slot).peekable();
-        if same_key.peek().is_none() {
+        let same_key: Vec<u32> = self.exact.members(slot).collect();
+        if same_key.is_empty() {
             return Ok(None);
         }
-        let text = normalise(&self.texts.text(id as usize)?);
+        let text = self.recent.normalised(self.texts, id)?;
         let mut earliest = None;
         for other in same_key {
-            if normalise(&self.texts.text(other as usize)?) == text {
+            if self.recent.normalised(self.texts, other)? == text {
                 earliest = Some(earliest.map_or(other, |found: u32| found.min(other)));
             }
         }
@@ -1241,12 +1298,14 @@ impl<T: Texts + ?Sized> SurvivorIndex for MinHashIndex<'_, T> {
         if partners.is_empty() {
             return Ok(None);
         }
-        let own = normalise(&self.texts.text(id as usize)?);
+        let own = self.recent.normalised(self.texts, id)?;
         self.own_shingles.fill(&own);
+        write_number_sequence(&own, &mut self.own_numbers);
         let mut best = None;
         for other in partners {
-            let theirs = normalise(&self.texts.text(other as usize)?);
-            if !digit_runs(&theirs).eq(digit_runs(&own)) {
+            let theirs = self.recent.normalised(self.texts, other)?;
+            write_number_sequence(&theirs, &mut self.their_numbers);
+            if self.their_numbers != self.own_numbers {
                 continue;
             }
             let sim = self.near_similarity(&theirs);
@@ -1749,6 +1808,9 @@ mod tests {
             threshold: DEFAULT_THRESHOLD,
             own_shingles: ShingleTable::default(),
             their_shingles: ShingleTable::default(),
+            own_numbers: Vec::new(),
+            their_numbers: Vec::new(),
+            recent: RecentTexts::new(),
         };
         let mut near = 0;
         for (i, own) in texts.iter().enumerate() {

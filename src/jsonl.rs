@@ -63,12 +63,28 @@ pub struct RawLine {
 }
 
 impl RawLine {
-    pub fn parse<T: DeserializeOwned>(&self, path: &Path) -> Result<T, JsonlError> {
+    /// Parses the line into a record, which may borrow from it.
+    pub fn parse<'a, T: serde::Deserialize<'a>>(&'a self, path: &Path) -> Result<T, JsonlError> {
         parse_line(path, self.span.line, &self.bytes)
+    }
+
+    /// The span of `part`, a slice of this line's bytes (a value borrowed while parsing it), so
+    /// that value can be read back alone; `None` when `part` lies elsewhere.
+    pub fn span_of(&self, part: &[u8]) -> Option<Span> {
+        let start = (part.as_ptr() as usize).checked_sub(self.bytes.as_ptr() as usize)?;
+        (start + part.len() <= self.bytes.len()).then(|| Span {
+            offset: self.span.offset + start as u64,
+            len: part.len() as u32,
+            line: self.span.line,
+        })
     }
 }
 
-fn parse_line<T: DeserializeOwned>(path: &Path, line: u32, bytes: &[u8]) -> Result<T, JsonlError> {
+fn parse_line<'a, T: serde::Deserialize<'a>>(
+    path: &Path,
+    line: u32,
+    bytes: &'a [u8],
+) -> Result<T, JsonlError> {
     serde_json::from_slice(bytes).map_err(|e| JsonlError::Parse {
         path: path.to_path_buf(),
         line: line as usize,

@@ -102,6 +102,8 @@ const READ_CHUNK: usize = 8 << 20;
 /// and count it. Everything else is read back by its span when a record or a reject is written.
 struct Entry {
     span: Span,
+    /// The prompt's JSON string within the line.
+    prompt: Span,
     id: Box<str>,
     category: Category,
     /// Index into [`Scanned::domains`].
@@ -164,11 +166,13 @@ fn scan(path: &Path, references: &[Reference]) -> Result<Scanned> {
         }
         let parsed = crate::parallel::map(&chunk, threads, |line| {
             let candidate: Candidate = line.parse(path)?;
+            let raw: RawPrompt = line.parse(path)?;
+            let prompt = line.span_of(raw.prompt.get().as_bytes());
             let sketch = dedup::sketch(&candidate.prompt);
-            Ok::<_, crate::jsonl::JsonlError>((line.span, candidate, sketch))
+            Ok::<_, crate::jsonl::JsonlError>((line.span, prompt, candidate, sketch))
         });
         for result in parsed {
-            let (span, candidate, sketch) = result?;
+            let (span, prompt, candidate, sketch) = result?;
             let next_domain = u32::try_from(scanned.domains.len()).unwrap_or(u32::MAX);
             let domain = *domain_ids
                 .entry(candidate.domain.clone())
@@ -182,6 +186,7 @@ fn scan(path: &Path, references: &[Reference]) -> Result<Scanned> {
             }
             scanned.entries.push(Entry {
                 span,
+                prompt: prompt.unwrap_or(span),
                 id: candidate.id.into_boxed_str(),
                 category: candidate.category,
                 domain,
@@ -202,9 +207,11 @@ struct Prompts<'a> {
     file: &'a SpanReader,
 }
 
+/// A candidate line's prompt, as the JSON text it is written in.
 #[derive(serde::Deserialize)]
-struct PromptOnly {
-    prompt: String,
+struct RawPrompt<'a> {
+    #[serde(borrow)]
+    prompt: &'a serde_json::value::RawValue,
 }
 
 impl dedup::Texts for Prompts<'_> {
@@ -215,7 +222,7 @@ impl dedup::Texts for Prompts<'_> {
             None => Ok(Cow::Borrowed(&self.references[id].prompt)),
             Some(position) => {
                 let entry = &self.entries[self.priority[position] as usize];
-                Ok(Cow::Owned(self.file.read::<PromptOnly>(entry.span)?.prompt))
+                Ok(Cow::Owned(self.file.read::<String>(entry.prompt)?))
             }
         }
     }
