@@ -16,6 +16,7 @@ use crate::templates::Templates;
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
+use std::path::Path;
 
 /// What one verifier said about one item.
 #[derive(Debug, Clone, Serialize)]
@@ -115,16 +116,19 @@ fn body(
     body
 }
 
-pub fn requests(config: &Config, templates: &Templates, items: &[Candidate]) -> Vec<Request> {
-    items
+/// One request per verifier for a numeric item; none for the others.
+fn requests_of(config: &Config, templates: &Templates, item: &Candidate) -> Vec<Request> {
+    if !item.category.is_numeric() {
+        return Vec::new();
+    }
+    config
+        .repair
+        .models
         .iter()
-        .filter(|i| i.category.is_numeric())
-        .flat_map(|item| {
-            config.repair.models.iter().map(move |model| {
-                let custom_id = custom_id(&item.id, model);
-                let body = body(config, templates, item, model, &custom_id);
-                Request::new(custom_id, body)
-            })
+        .map(|model| {
+            let custom_id = custom_id(&item.id, model);
+            let body = body(config, templates, item, model, &custom_id);
+            Request::new(custom_id, body)
         })
         .collect()
 }
@@ -273,86 +277,96 @@ pub fn decide(item: &Candidate, answers: Vec<VerifierAnswer>, verified: &[Quanti
     line
 }
 
-/// Applies the report's decisions to the items and counts them.
-pub fn apply(
+/// Decides a numeric item from its verifiers' outcomes, applies the decision to it and counts it
+/// in `summary`; other items pass unchanged.
+fn apply(
     config: &Config,
-    items: &mut [Candidate],
+    item: &mut Candidate,
     outcomes: &BTreeMap<String, Outcome>,
-) -> (Vec<ReportLine>, Summary) {
-    let mut report = Vec::new();
-    let mut summary = Summary {
-        verifiers: config.repair.models.clone(),
-        ..Summary::default()
-    };
-    for item in items.iter_mut().filter(|i| i.category.is_numeric()) {
-        let key = key_quantity(&item.golds);
-        let rate = numeric::is_rate_question(&item.prompt);
-        let mut verified = Vec::new();
-        let answers: Vec<VerifierAnswer> = config
-            .repair
-            .models
-            .iter()
-            .map(|model| {
-                let outcome = outcomes.get(&custom_id(&item.id, model));
-                let answer = judge_verifier(model, outcome, key.as_ref(), rate);
-                if answer.reliable {
-                    if let Some(q) = answer
-                        .raw_answer
-                        .as_deref()
-                        .and_then(numeric::parse_quantity)
-                    {
-                        verified.push(q);
+    summary: &mut Summary,
+) -> Option<ReportLine> {
+    if !item.category.is_numeric() {
+        return None;
+    }
+    let key = key_quantity(&item.golds);
+    let rate = numeric::is_rate_question(&item.prompt);
+    let mut verified = Vec::new();
+    let answers: Vec<VerifierAnswer> = config
+        .repair
+        .models
+        .iter()
+        .map(|model| {
+            let outcome = outcomes.get(&custom_id(&item.id, model));
+            let answer = judge_verifier(model, outcome, key.as_ref(), rate);
+            if answer.reliable {
+                if let Some(q) = answer
+                    .raw_answer
+                    .as_deref()
+                    .and_then(numeric::parse_quantity)
+                {
+                    verified.push(q);
+                }
+            }
+            let counts = summary.by_verifier.entry(model.clone()).or_default();
+            match (&answer.value, answer.fell_back, answer.expr_consistent) {
+                (None, _, _) => counts.unparseable += 1,
+                (Some(_), fell_back, consistent) => {
+                    counts.answered += 1;
+                    counts.fell_back += usize::from(fell_back);
+                    counts.expr_mismatch += usize::from(consistent == Some(false));
+                    match answer.agrees_with_key {
+                        Some(true) => counts.agreed_with_key += 1,
+                        Some(false) => counts.disagreed_with_key += 1,
+                        None => {}
                     }
                 }
-                let counts = summary.by_verifier.entry(model.clone()).or_default();
-                match (&answer.value, answer.fell_back, answer.expr_consistent) {
-                    (None, _, _) => counts.unparseable += 1,
-                    (Some(_), fell_back, consistent) => {
-                        counts.answered += 1;
-                        counts.fell_back += usize::from(fell_back);
-                        counts.expr_mismatch += usize::from(consistent == Some(false));
-                        match answer.agrees_with_key {
-                            Some(true) => counts.agreed_with_key += 1,
-                            Some(false) => counts.disagreed_with_key += 1,
-                            None => {}
-                        }
-                    }
-                }
-                answer
-            })
-            .collect();
-        let line = decide(item, answers, &verified);
-        let counts = summary.by_category.entry(item.category).or_default();
-        counts.checked += 1;
-        summary.total.checked += 1;
-        match line.decision {
-            Decision::Agree => {
-                counts.agreed += 1;
-                summary.total.agreed += 1;
             }
-            Decision::Repaired => {
-                counts.repaired += 1;
-                summary.total.repaired += 1;
-                if let Some(golds) = &line.new_golds {
-                    item.golds = golds.clone();
-                }
-                item.gold_repaired = true;
-            }
-            Decision::Flagged => {
-                counts.flagged += 1;
-                summary.total.flagged += 1;
-                *summary.flag_reasons.entry(line.reason.clone()).or_default() += 1;
-                item.needs_review = true;
-            }
+            answer
+        })
+        .collect();
+    let line = decide(item, answers, &verified);
+    let counts = summary.by_category.entry(item.category).or_default();
+    counts.checked += 1;
+    summary.total.checked += 1;
+    match line.decision {
+        Decision::Agree => {
+            counts.agreed += 1;
+            summary.total.agreed += 1;
         }
-        report.push(line);
-    }
-    for outcome in outcomes.values() {
-        if let Outcome::Ok(body) = outcome {
-            summary.usage.add_response(body);
+        Decision::Repaired => {
+            counts.repaired += 1;
+            summary.total.repaired += 1;
+            if let Some(golds) = &line.new_golds {
+                item.golds = golds.clone();
+            }
+            item.gold_repaired = true;
+        }
+        Decision::Flagged => {
+            counts.flagged += 1;
+            summary.total.flagged += 1;
+            *summary.flag_reasons.entry(line.reason.clone()).or_default() += 1;
+            item.needs_review = true;
         }
     }
-    (report, summary)
+    Some(line)
+}
+
+/// Bytes of `authored.jsonl` read at a time: repair streams it twice (once for the requests,
+/// once to write `repaired.jsonl`) and never holds all its items.
+const READ_CHUNK: usize = 8 << 20;
+
+/// Calls `each` with every item of `path`, in file order.
+fn for_each_item(path: &Path, mut each: impl FnMut(Candidate) -> Result<()>) -> Result<()> {
+    let mut reader = crate::jsonl::ChunkReader::open(path)?;
+    loop {
+        let chunk = reader.next_chunk(READ_CHUNK)?;
+        if chunk.is_empty() {
+            return Ok(());
+        }
+        for line in chunk {
+            each(line.parse(path)?)?;
+        }
+    }
 }
 
 pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates) -> Result<StageEnd> {
@@ -364,7 +378,6 @@ pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates) -> Result<StageEnd> {
             next: "run `saseval-gen author` first",
         });
     }
-    let mut items: Vec<Candidate> = crate::jsonl::read(&authored_path)?;
     for model in &config.repair.models {
         if *model == config.author.model {
             ctx.printer.warn(format!(
@@ -372,9 +385,12 @@ pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates) -> Result<StageEnd> {
             ));
         }
     }
-    let numeric = items.iter().filter(|i| i.category.is_numeric()).count();
-    crate::batch::check_request_count(config, numeric.saturating_mul(config.repair.models.len()))?;
-    let requests = requests(config, templates, &items);
+    let mut requests = Vec::new();
+    for_each_item(&authored_path, |item| {
+        requests.extend(requests_of(config, templates, &item));
+        Ok(())
+    })?;
+    crate::batch::check_request_count(config, requests.len())?;
     let guard = CostGuard {
         max_cost_usd: config.repair.max_cost_usd,
         cost_key: "repair.max_cost_usd",
@@ -382,9 +398,26 @@ pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates) -> Result<StageEnd> {
     let Some(outcomes) = ctx.run_job("repair", &requests, &guard).await? else {
         return Ok(StageEnd::Waiting);
     };
-    let (report, summary) = apply(config, &mut items, &outcomes);
-    crate::jsonl::write(&ctx.out(REPAIRED), &items)?;
-    crate::jsonl::write(&ctx.out(REPAIR_REPORT), &report)?;
+    drop(requests);
+    let mut summary = Summary {
+        verifiers: config.repair.models.clone(),
+        ..Summary::default()
+    };
+    let mut repaired = crate::jsonl::Writer::create(&ctx.out(REPAIRED))?;
+    let mut report = crate::jsonl::Writer::create(&ctx.out(REPAIR_REPORT))?;
+    for_each_item(&authored_path, |mut item| {
+        if let Some(line) = apply(config, &mut item, &outcomes, &mut summary) {
+            report.push(&line)?;
+        }
+        Ok(repaired.push(&item)?)
+    })?;
+    for outcome in outcomes.values() {
+        if let Outcome::Ok(body) = outcome {
+            summary.usage.add_response(body);
+        }
+    }
+    repaired.commit()?;
+    report.commit()?;
     super::write_json(&ctx.out(REPAIR_SUMMARY), REPAIR_SUMMARY, &summary)?;
     super::write_usage(ctx, "repair", summary.usage)?;
     ctx.printer.out(render_summary(&summary));
