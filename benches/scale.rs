@@ -1,7 +1,7 @@
 //! Scale benchmarks: the work the tool does itself at sizes far past one release — parse and
 //! validate a 50,000-line output file, the batch runner against a zero-latency fake, assemble
 //! at 10k to 1M candidates, and MinHash LSH against exact all-pairs dedup. Each case runs in a
-//! fresh child process so its wall time and peak RSS (from `wait4`) are its own. Prints a
+//! fresh child process so its wall time and peak RSS (its own `VmHWM`) are its own. Prints a
 //! markdown table and writes `target/bench/scale.json` and `target/bench/assemble-scale.svg`.
 //!
 //! `cargo bench --bench scale` runs every case; `-- --quick` skips the 1M-candidate assemble
@@ -124,26 +124,25 @@ fn prepared(
     Ok(dir)
 }
 
-/// Runs `case` in a child process and reads its wall time, peak RSS and report (the last line
-/// of its stdout).
+/// Runs `case` in a child process and reads its wall time and report (the last line of its
+/// stdout), which holds its own peak RSS.
 fn measure(case: &'static str, size: usize, dir: &Path) -> BenchResult<Measured> {
     let exe = std::env::current_exe().map_err(err("finding the bench binary"))?;
     eprintln!("scale: {case} × {size} ...");
     let started = Instant::now();
-    let child = Command::new(exe)
+    let mut child = Command::new(exe)
         .args(["--case", case, &size.to_string()])
         .arg(dir)
         .env(BENCH_KEY_ENV, "bench-key-not-secret")
         .stdout(std::process::Stdio::piped())
         .spawn()
         .map_err(err("starting the case"))?;
-    let pid = child.id() as libc::pid_t;
-    let mut stdout = child.stdout.ok_or("the case has no stdout")?;
+    let mut stdout = child.stdout.take().ok_or("the case has no stdout")?;
     let mut text = String::new();
     std::io::Read::read_to_string(&mut stdout, &mut text).map_err(err("reading the case"))?;
-    let (status, rusage) = wait_with_rusage(pid)?;
+    let status = child.wait().map_err(err("waiting for the case"))?;
     let wall_s = started.elapsed().as_secs_f64();
-    if !status {
+    if !status.success() {
         return Err(format!("case {case} × {size} failed"));
     }
     let report = text
@@ -151,33 +150,34 @@ fn measure(case: &'static str, size: usize, dir: &Path) -> BenchResult<Measured>
         .rev()
         .find(|l| !l.trim().is_empty())
         .unwrap_or("");
-    let detail: Value = serde_json::from_str(report).map_err(err("the case's report"))?;
+    let mut detail: Value = serde_json::from_str(report).map_err(err("the case's report"))?;
+    let peak_rss_mb = detail
+        .as_object_mut()
+        .and_then(|d| d.remove(PEAK_RSS_KEY))
+        .and_then(|v| v.as_f64())
+        .ok_or("the case's report has no peak RSS")?;
     Ok(Measured {
         case,
         size,
         wall_s,
-        peak_rss_mb: rusage.ru_maxrss as f64 / 1024.0,
+        peak_rss_mb,
         detail,
     })
 }
 
-/// Reaps `pid` and returns (exited 0, its resource usage — ru_maxrss is its own peak RSS in KiB).
-fn wait_with_rusage(pid: libc::pid_t) -> BenchResult<(bool, libc::rusage)> {
-    let mut status = 0;
-    // SAFETY: rusage is plain data that wait4 fills; an all-zero value is a valid initial state.
-    let mut rusage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: pid is our own child, not yet reaped; both pointers are valid for the call.
-    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut rusage) };
-    if reaped != pid {
-        return Err(format!(
-            "waiting for the case: {}",
-            std::io::Error::last_os_error()
-        ));
-    }
-    Ok((
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        rusage,
-    ))
+/// The report field holding the child's own peak RSS in MB: `VmHWM` of `/proc/self/status`.
+/// (`wait4`'s ru_maxrss is no use here: Linux carries the parent's peak RSS into a spawned
+/// child's, and the parent holds the generated inputs.)
+const PEAK_RSS_KEY: &str = "peak_rss_mb";
+
+fn own_peak_rss_mb() -> BenchResult<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").map_err(err("/proc/self/status"))?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|kb| kb.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map(|kb| kb / 1024.0)
+        .ok_or_else(|| "no VmHWM in /proc/self/status".to_string())
 }
 
 fn report(results: &[Measured]) -> BenchResult<()> {
@@ -414,6 +414,10 @@ fn run_child(args: &[String]) -> BenchResult<()> {
         "dedup_agreement" => dedup_agreement(&dir)?,
         other => return Err(format!("unknown case {other}")),
     };
+    let mut detail = detail;
+    if let Some(fields) = detail.as_object_mut() {
+        fields.insert(PEAK_RSS_KEY.to_string(), json!(own_peak_rss_mb()?));
+    }
     println!("{detail}");
     Ok(())
 }

@@ -5,8 +5,11 @@
 #                  (each case in its own process: wall time and peak RSS)
 #   local_speed  — the local backend's tokens/s beside llama.cpp's own decode loop
 #   throughput   — criterion per-item timings with their spread
+#   side by side — assemble beside the Python reference (benches/reference/assemble.py) on the
+#                  scale case's candidate files, in the same run (benches/side_by_side.py)
 # Usage: scripts/bench.sh [--quick]   (--quick skips the 1M-candidate assemble and shortens runs)
-# Results: target/bench/{scale.json,local.json,assemble-scale.svg} and target/criterion/.
+# Results: target/bench/{scale.json,local.json,assemble-scale.svg,side-by-side-N.json} and
+# target/criterion/.
 # Benchmarks never run under `cargo test`; nothing here asserts a timing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,3 +41,15 @@ echo "## Per-item timings (criterion)"
 echo
 # (lines with % compare with an earlier run's baseline; the table wants the figures themselves)
 cargo bench --quiet --bench throughput 2>&1 | grep -E '^[a-z_0-9]+/|time:|thrpt:' | grep -v '%' || true
+echo
+
+echo "## Assemble beside the Python reference (same candidate files, one after the other)"
+echo
+python3 -m pip install --quiet --disable-pip-version-check -r benches/reference/requirements.txt
+cargo build --release --quiet
+sizes=(10000 100000 1000000)
+[ ${#quick[@]} -gt 0 ] && sizes=(10000 100000)
+for n in "${sizes[@]}"; do
+  python3 benches/side_by_side.py "target/bench/work/candidates-$n/candidates.jsonl" \
+    --json "target/bench/side-by-side-$n.json"
+done
