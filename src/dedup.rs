@@ -69,6 +69,8 @@ const ESTIMATE_MARGIN: f64 = 0.2;
 /// they bind, LSH may miss a duplicate, which [`agreement`] measures.
 const MAX_BAND_WALK: usize = 32;
 const MAX_CONFIRMATIONS: usize = 8;
+/// Shingles between two checks of whether a confirmation can still reach the threshold.
+const HOPE_CHECK_EVERY: usize = 64;
 /// Chance that two two-bit signature values agree although their minima differ.
 const LANE_MATCH_BY_CHANCE: f64 = 0.25;
 /// Slack for comparing a float product with an integer count.
@@ -1218,16 +1220,26 @@ impl RecentTexts {
 impl<T: Texts + ?Sized> MinHashIndex<'_, T> {
     /// The Jaccard similarity of the candidate's shingle set (in `own_shingles`) and the set of
     /// `theirs`, when both are long enough to compare and it reaches the threshold.
+    /// Gives up as soon as the shingles still to come could not lift it to the threshold even if
+    /// every one were new and shared.
     fn near_similarity(&mut self, theirs: &str) -> Option<f64> {
         let table = &mut self.their_shingles;
         table.clear(theirs.len());
+        let a = self.own_shingles.len;
+        let total = theirs.len().saturating_sub(SHINGLE_CHARS - 1);
         let mut shared = 0;
-        for shingle in shingles(theirs) {
+        for (seen, shingle) in (1..).zip(shingles(theirs)) {
             if table.insert(shingle) && self.own_shingles.contains(shingle) {
                 shared += 1;
             }
+            if seen % HOPE_CHECK_EVERY == 0 {
+                let left = total - seen;
+                if jaccard(shared + left, a, table.len + left) < self.threshold {
+                    return None;
+                }
+            }
         }
-        let (a, b) = (self.own_shingles.len, table.len);
+        let b = table.len;
         if a < MIN_SHINGLES || b < MIN_SHINGLES || shared < required_overlap(a, b, self.threshold) {
             return None;
         }
