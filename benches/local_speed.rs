@@ -41,6 +41,14 @@ const BODIES_PER_RUN: usize = 3;
 const MAX_TOKENS: u32 = 300;
 /// Single-token decodes timed by the llama.cpp reference, as in llama-bench's `tg128`.
 const TG_TOKENS: usize = 128;
+/// Positions already in the KV cache for the depth-matched reference (llama-bench's
+/// `tg128 @ d1400`): about where the engine generates, after an author prompt of ~1,360 tokens.
+/// Each decode attends over every earlier position, so decodes at 0–127 flatter llama.cpp.
+const TG_DEPTH: usize = 1_400;
+const _: () = assert!(
+    TG_DEPTH == 1_400,
+    "the case name llamacpp_tg128_d1400 states the depth"
+);
 /// llama.cpp's `LLAMA_FLASH_ATTN_TYPE_DISABLED`, as the engine sets it.
 const FLASH_ATTENTION_DISABLED: i32 = 0;
 const DEFAULT_MODEL: &str = "models/SmolLM2-135M-Instruct.Q4_1.gguf";
@@ -51,6 +59,7 @@ enum Case {
     EngineJsonSchema,
     EngineFreeText,
     LlamaCppTg128,
+    LlamaCppTg128AtDepth,
 }
 
 impl Case {
@@ -59,6 +68,7 @@ impl Case {
             Case::EngineJsonSchema => "engine_json_schema",
             Case::EngineFreeText => "engine_free_text",
             Case::LlamaCppTg128 => "llamacpp_tg128",
+            Case::LlamaCppTg128AtDepth => "llamacpp_tg128_d1400",
         }
     }
 }
@@ -267,28 +277,56 @@ fn measure_llamacpp(
         let mut context = model
             .new_context(&backend, params)
             .map_err(|e| format!("cannot create a llama.cpp context: {e}"))?;
-        let mut batch = LlamaBatch::new(1, 1);
+        let mut batch = LlamaBatch::new(TG_DEPTH.max(1), 1);
         decode_one(&mut context, &mut batch, token, 0)?;
-        let mut runs = Vec::new();
-        for repetition in 1..=repetitions {
-            progress(Case::LlamaCppTg128, threads, repetition, repetitions);
-            context.clear_kv_cache();
-            let started = Instant::now();
-            for position in 0..TG_TOKENS {
-                let position = i32::try_from(position).expect("TG_TOKENS fits in i32");
-                decode_one(&mut context, &mut batch, token, position)?;
+        for (case, depth) in [
+            (Case::LlamaCppTg128, 0),
+            (Case::LlamaCppTg128AtDepth, TG_DEPTH),
+        ] {
+            let mut runs = Vec::new();
+            for repetition in 1..=repetitions {
+                progress(case, threads, repetition, repetitions);
+                context.clear_kv_cache();
+                fill_kv_cache(&mut context, &mut batch, token, depth)?;
+                let started = Instant::now();
+                for position in depth..depth + TG_TOKENS {
+                    let position = i32::try_from(position).expect("positions fit in i32");
+                    decode_one(&mut context, &mut batch, token, position)?;
+                }
+                context.synchronize();
+                runs.push(TG_TOKENS as f64 / started.elapsed().as_secs_f64());
             }
-            context.synchronize();
-            runs.push(TG_TOKENS as f64 / started.elapsed().as_secs_f64());
+            measurements.push(Measurement {
+                case,
+                threads,
+                runs,
+                engine: None,
+            });
         }
-        measurements.push(Measurement {
-            case: Case::LlamaCppTg128,
-            threads,
-            runs,
-            engine: None,
-        });
     }
     Ok(measurements)
+}
+
+/// Puts `depth` positions of `token` in the KV cache in one batch (untimed).
+fn fill_kv_cache(
+    context: &mut LlamaContext<'_>,
+    batch: &mut LlamaBatch<'_>,
+    token: LlamaToken,
+    depth: usize,
+) -> Result<(), String> {
+    if depth == 0 {
+        return Ok(());
+    }
+    batch.clear();
+    for position in 0..depth {
+        let position = i32::try_from(position).expect("positions fit in i32");
+        batch
+            .add(token, position, &[0], false)
+            .map_err(|e| format!("llama.cpp batch: {e}"))?;
+    }
+    context
+        .decode(batch)
+        .map_err(|e| format!("llama.cpp decode: {e}"))
 }
 
 fn decode_one(
@@ -445,8 +483,12 @@ fn print_report(measurements: &[Measurement], categories: &[String], context_siz
         "\nllamacpp_tg128 is llama-bench's tg128 re-implemented on the same compiled llama.cpp \
          (llama-bench cannot be built from the vendored sources): same model, n_ctx {context_size}, \
          flash attention off and thread count as the engine; after a warm-up decode, {TG_TOKENS} \
-         single-token decodes of the BOS token at positions 0–{}, tokens/s = {TG_TOKENS} / their wall time.",
-        TG_TOKENS - 1
+         single-token decodes of the BOS token at positions 0–{}, tokens/s = {TG_TOKENS} / their wall time. \
+         llamacpp_tg128_d1400 (llama-bench's tg128 @ d{TG_DEPTH}) first fills the KV cache with \
+         {TG_DEPTH} positions (untimed), then times the same decodes at positions {TG_DEPTH}–{}: \
+         where the engine generates, after an author prompt.",
+        TG_TOKENS - 1,
+        TG_DEPTH + TG_TOKENS - 1
     );
     println!(
         "\nEngine rows run {BODIES_PER_RUN} round-0 author requests of {CONFIG_FILE} ({}) with \
@@ -469,6 +511,24 @@ fn print_report(measurements: &[Measurement], categories: &[String], context_siz
                 spread.median,
                 spread.min,
                 spread.max
+            );
+        }
+    }
+    println!(
+        "\nGeneration against llama.cpp's decode loop at the same depth and threads (medians):\n"
+    );
+    println!("| case | threads | generation-only / llamacpp_tg128_d1400 |");
+    println!("|---|---:|---:|");
+    for measurement in measurements {
+        let reference = measurements.iter().find(|other| {
+            other.case == Case::LlamaCppTg128AtDepth && other.threads == measurement.threads
+        });
+        if let (Some(engine), Some(reference)) = (&measurement.engine, reference) {
+            let ratio = spread(&engine.generation_runs).median / spread(&reference.runs).median;
+            println!(
+                "| {} | {} | {ratio:.2}× |",
+                measurement.case.name(),
+                measurement.threads
             );
         }
     }
