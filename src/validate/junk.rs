@@ -34,16 +34,32 @@ const PLACEHOLDER_PHRASES: &[&str] = &[
 /// Most words a whole-prompt placeholder (`[insert the question here]`) has.
 const PLACEHOLDER_MAX_WORDS: usize = 8;
 
+/// Bytes in the longest of the [`PLACEHOLDER_PHRASES`].
+const PLACEHOLDER_PHRASE_MAX_LEN: usize = {
+    let mut longest = 0;
+    let mut i = 0;
+    while i < PLACEHOLDER_PHRASES.len() {
+        if PLACEHOLDER_PHRASES[i].len() > longest {
+            longest = PLACEHOLDER_PHRASES[i].len();
+        }
+        i += 1;
+    }
+    longest
+};
+
 /// `prompt` is a placeholder rather than a prompt.
 pub fn check_placeholder(prompt: &str) -> Result<(), Rejection> {
     let trimmed = prompt.trim();
-    let normalised = norm(trimmed)
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    let why = if normalised.is_empty() {
+    let normalised = (!normalised_is_plain_prose(trimmed)).then(|| {
+        norm(trimmed)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    });
+    let normalised = normalised.as_deref();
+    let why = if normalised.is_some_and(str::is_empty) {
         Some("it has no letter or digit".to_string())
-    } else if normalised.contains("lorem ipsum") {
+    } else if normalised.is_some_and(|n| n.contains("lorem ipsum")) {
         Some("it is lorem ipsum filler".to_string())
     } else if trimmed.contains("{{") && trimmed.contains("}}") {
         Some("it holds an unfilled `{{…}}` template slot".to_string())
@@ -51,10 +67,10 @@ pub fn check_placeholder(prompt: &str) -> Result<(), Rejection> {
         Some("it is one bracketed slot".to_string())
     } else if is_lone_label(trimmed) {
         Some("it is a lone label".to_string())
-    } else if PLACEHOLDER_PHRASES.contains(&normalised.as_str()) {
-        Some(format!("{normalised:?} is a placeholder"))
     } else {
-        None
+        normalised
+            .filter(|n| PLACEHOLDER_PHRASES.contains(n))
+            .map(|phrase| format!("{phrase:?} is a placeholder"))
     };
     match why {
         Some(why) => reject(
@@ -63,6 +79,22 @@ pub fn check_placeholder(prompt: &str) -> Result<(), Rejection> {
         ),
         None => Ok(()),
     }
+}
+
+/// Proves without normalising `text` that its normalised words are neither empty, nor lorem
+/// ipsum, nor a placeholder phrase: an ASCII text (normalised byte for byte) with more letters
+/// and digits than the longest phrase has bytes and no `lorem` in any case. Non-ASCII text is
+/// never proven here, since lower-casing may turn a non-ASCII letter into an ASCII one.
+fn normalised_is_plain_prose(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let has_lorem = || {
+        bytes
+            .windows(5)
+            .any(|word| word.eq_ignore_ascii_case(b"lorem"))
+    };
+    text.is_ascii()
+        && bytes.iter().filter(|b| b.is_ascii_alphanumeric()).count() > PLACEHOLDER_PHRASE_MAX_LEN
+        && !has_lorem()
 }
 
 fn is_bracketed(text: &str) -> bool {
@@ -213,6 +245,86 @@ mod tests {
             "Is `arr[i]` out of bounds when i == len(arr)?",
         ] {
             assert_eq!(code(check_complete(prompt)), "ok", "{prompt}");
+        }
+    }
+
+    /// `check_placeholder` as it was before it skipped normalising plain prose.
+    fn check_placeholder_normalising_always(prompt: &str) -> Result<(), Rejection> {
+        let trimmed = prompt.trim();
+        let normalised = norm(trimmed)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let why = if normalised.is_empty() {
+            Some("it has no letter or digit".to_string())
+        } else if normalised.contains("lorem ipsum") {
+            Some("it is lorem ipsum filler".to_string())
+        } else if trimmed.contains("{{") && trimmed.contains("}}") {
+            Some("it holds an unfilled `{{…}}` template slot".to_string())
+        } else if is_bracketed(trimmed) && word_count(trimmed) <= PLACEHOLDER_MAX_WORDS {
+            Some("it is one bracketed slot".to_string())
+        } else if is_lone_label(trimmed) {
+            Some("it is a lone label".to_string())
+        } else if PLACEHOLDER_PHRASES.contains(&normalised.as_str()) {
+            Some(format!("{normalised:?} is a placeholder"))
+        } else {
+            None
+        };
+        match why {
+            Some(why) => reject(
+                Reason::PlaceholderPrompt,
+                format!("the prompt {:?} is a placeholder: {why}", excerpt(trimmed)),
+            ),
+            None => Ok(()),
+        }
+    }
+
+    use proptest::prelude::*;
+
+    fn phrase_words() -> impl Strategy<Value = String> {
+        proptest::prop_oneof![
+            proptest::sample::select(
+                PLACEHOLDER_PHRASES
+                    .iter()
+                    .copied()
+                    .chain([
+                        "Lorem",
+                        "IPSUM",
+                        "lorem ipsum",
+                        "Question:",
+                        "{{",
+                        "}}",
+                        "[",
+                        "]"
+                    ])
+                    .chain(["\u{212A}", "İ", "ß", "Σ", "é", "\u{a0}", "\u{2003}", "\u{b}"])
+                    .collect::<Vec<_>>()
+            )
+            .prop_map(str::to_string),
+            "[A-Za-z0-9]{1,30}",
+            "[ -~]{1,4}",
+            any::<char>().prop_map(String::from),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(ProptestConfig { cases: 4096, ..Default::default() })]
+
+        #[test]
+        fn check_placeholder_decides_as_normalising_always_did(
+            words in proptest::collection::vec(phrase_words(), 0..8),
+            separators in proptest::collection::vec("[ \t\n.,:;!?()<>\\[\\]{}-]{0,2}", 8),
+        ) {
+            let prompt: String = words
+                .iter()
+                .zip(&separators)
+                .map(|(w, s)| format!("{w}{s}"))
+                .collect();
+            proptest::prop_assert_eq!(
+                check_placeholder(&prompt),
+                check_placeholder_normalising_always(&prompt),
+                "{:?}", prompt
+            );
         }
     }
 
