@@ -303,20 +303,20 @@ impl NumberKey {
     }
 }
 
-struct GoldShape {
+struct GoldShape<'g> {
     numbers: Vec<NumberKey>,
     time_unit: Option<&'static str>,
     compact: String,
-    words: Vec<String>,
+    words: Vec<&'g str>,
 }
 
-impl GoldShape {
+impl<'g> GoldShape<'g> {
     /// The shape of `gold`, which the grader normalises to `normalised`.
-    fn of(gold: &str, normalised: &str) -> GoldShape {
+    fn of(gold: &str, normalised: &'g str) -> GoldShape<'g> {
         GoldShape {
             numbers: numbers_in(gold),
             time_unit: normalised.split_whitespace().find_map(time_unit),
-            compact: normalised.chars().filter(|c| *c != ' ').collect(),
+            compact: normalised.split(' ').collect(),
             words: normalised
                 .split_whitespace()
                 .filter(|word| {
@@ -324,7 +324,6 @@ impl GoldShape {
                         && word.chars().all(|c| c.is_ascii_lowercase())
                         && !GENERIC_WORDS.contains(word)
                 })
-                .map(str::to_owned)
                 .collect(),
         }
     }

@@ -5,6 +5,7 @@
 
 use super::text::{line_label, unbalanced, word_count};
 use super::{reject, Reason, Rejection};
+use crate::bytescan::ByteSet;
 use crate::grade::norm;
 
 /// Placeholder phrases, as the grader normalises them, that a short prompt may consist of.
@@ -88,14 +89,32 @@ pub fn check_placeholder(prompt: &str) -> Result<(), Rejection> {
 fn normalised_is_plain_prose(text: &str) -> bool {
     let bytes = text.as_bytes();
     let has_lorem = || {
-        bytes
-            .windows(5)
-            .any(|word| word.eq_ignore_ascii_case(b"lorem"))
+        let mut from = 0;
+        while let Some(at) = LETTER_L.find(bytes, from) {
+            if bytes
+                .get(at..at + 5)
+                .is_some_and(|word| word.eq_ignore_ascii_case(b"lorem"))
+            {
+                return true;
+            }
+            from = at + 1;
+        }
+        false
     };
     text.is_ascii()
-        && bytes.iter().filter(|b| b.is_ascii_alphanumeric()).count() > PLACEHOLDER_PHRASE_MAX_LEN
+        && bytes
+            .iter()
+            .filter(|b| b.is_ascii_alphanumeric())
+            .nth(PLACEHOLDER_PHRASE_MAX_LEN)
+            .is_some()
         && !has_lorem()
 }
+
+/// Where a `lorem` may start.
+const LETTER_L: ByteSet<2> = ByteSet {
+    bytes: *b"lL",
+    below: 0,
+};
 
 fn is_bracketed(text: &str) -> bool {
     [('<', '>'), ('[', ']'), ('{', '}'), ('(', ')')]
@@ -113,10 +132,11 @@ fn is_lone_label(text: &str) -> bool {
 
 /// The prompt has at least `min_words` words.
 pub fn check_length(prompt: &str, min_words: usize) -> Result<(), Rejection> {
-    let words = word_count(prompt);
-    if words >= min_words {
+    let enough = prompt.split_whitespace().take(min_words).count() == min_words;
+    if enough {
         return Ok(());
     }
+    let words = word_count(prompt);
     reject(
         Reason::PromptTooShort,
         format!("the prompt has {words} word(s); this category needs at least {min_words}"),

@@ -182,12 +182,14 @@ pub fn ask_kind(unit: &str) -> Option<Ask> {
         .chain(words)
         .find(|w| !INSTRUCTION_OPENERS.contains(&w.as_str()))
         .unwrap_or_default();
-    if word_count(text) < MIN_INSTRUCTION_WORDS {
+    let words = text.split_whitespace().take(MIN_INSTRUCTION_WORDS).count();
+    if words < MIN_INSTRUCTION_WORDS {
         return None;
     }
-    let lower = text.to_lowercase();
-    (INSTRUCTION_VERBS.contains(&verb.as_str())
-        || REQUEST_PHRASES.iter().any(|p| lower.contains(p)))
+    (INSTRUCTION_VERBS.contains(&verb.as_str()) || {
+        let lower = text.to_lowercase();
+        REQUEST_PHRASES.iter().any(|p| lower.contains(p))
+    })
     .then_some(Ask::Instruction)
 }
 
@@ -205,6 +207,11 @@ fn lower_words(text: &str) -> impl Iterator<Item = String> + '_ {
                 .map(str::to_string)
                 .collect::<Vec<_>>()
         })
+}
+
+/// `text` has no more than `most` words (counting only as far as it takes to tell).
+fn words_at_most(text: &str, most: usize) -> bool {
+    text.split_whitespace().take(most + 1).count() <= most
 }
 
 fn asks(kind: Option<Ask>, allow_instruction: bool) -> bool {
@@ -280,7 +287,7 @@ impl<'p> Reading<'p> {
                     after.len() <= MAX_TRAILING_INSTRUCTIONS
                         && after.all(|i| {
                             self.kind(i) == Some(Ask::Instruction)
-                                && word_count(units[i].text) <= MAX_TRAILING_INSTRUCTION_WORDS
+                                && words_at_most(units[i].text, MAX_TRAILING_INSTRUCTION_WORDS)
                         })
                 };
                 match last_question {
