@@ -9,7 +9,14 @@ pub fn norm(text: &str) -> String {
         _ => ' ',
     };
     if text.is_ascii() {
-        return text.chars().map(|c| keep(c.to_ascii_lowercase())).collect();
+        let kept: Vec<u8> = text
+            .bytes()
+            .map(|b| match b.to_ascii_lowercase() {
+                b @ (b'a'..=b'z' | b'0'..=b'9' | b' ') => b,
+                _ => b' ',
+            })
+            .collect();
+        return String::from_utf8(kept).unwrap_or_default();
     }
     text.chars()
         .flat_map(char::to_lowercase)

@@ -5,6 +5,7 @@
 
 pub mod app;
 pub mod batch;
+pub mod bytescan;
 pub mod cli;
 pub mod clock;
 pub mod config;

@@ -5,6 +5,7 @@
 //! Its reasoning filter, [`without_thinking`], is also the one the repair stage reads verifier
 //! replies through, so both stages agree on which part of a reply the model meant as its answer.
 
+use crate::bytescan::ByteSet;
 use serde_json::{Deserializer, Value};
 use std::borrow::Cow;
 use thiserror::Error;
@@ -132,7 +133,10 @@ pub struct Visible {
 /// opening tag was part of the chat template) are removed. Every reader of model replies uses
 /// this one definition, so the authoring and the repair stage agree on what a model said.
 pub fn without_thinking(content: &str) -> Visible {
-    let mut rest = match (content.find(THINK_CLOSE), content.find(THINK_OPEN)) {
+    let mut rest = match (
+        find_tag(content, THINK_CLOSE),
+        find_tag(content, THINK_OPEN),
+    ) {
         (Some(close), open) if open.is_none_or(|open| close < open) => {
             content.get(close + THINK_CLOSE.len()..).unwrap_or_default()
         }
@@ -141,11 +145,11 @@ pub fn without_thinking(content: &str) -> Visible {
     let mut had_thinking = rest.len() != content.len();
     let mut unclosed_thinking = false;
     let mut text = String::with_capacity(rest.len());
-    while let Some(open) = rest.find(THINK_OPEN) {
+    while let Some(open) = find_tag(rest, THINK_OPEN) {
         had_thinking = true;
         text.push_str(rest.get(..open).unwrap_or_default());
         let inner = rest.get(open + THINK_OPEN.len()..).unwrap_or_default();
-        match inner.find(THINK_CLOSE) {
+        match find_tag(inner, THINK_CLOSE) {
             Some(close) => rest = inner.get(close + THINK_CLOSE.len()..).unwrap_or_default(),
             None => {
                 unclosed_thinking = true;
@@ -158,6 +162,16 @@ pub fn without_thinking(content: &str) -> Visible {
         text,
         had_thinking,
         unclosed_thinking,
+    }
+}
+
+/// Where `tag` first occurs in `text`. Most replies hold no tag, or no further one, and
+/// `contains` proves that with a vectorised scan that `find` does not have.
+fn find_tag(text: &str, tag: &str) -> Option<usize> {
+    if text.contains(tag) {
+        text.find(tag)
+    } else {
+        None
     }
 }
 
@@ -302,42 +316,46 @@ fn element_end(bytes: &[u8], start: usize) -> Option<usize> {
     None
 }
 
+/// The quote that opens a JSON string.
+const QUOTE: ByteSet<1> = ByteSet {
+    bytes: [b'"'],
+    below: 0,
+};
+/// The bytes that matter inside a JSON string: its closing quote, a backslash escape, and the
+/// ASCII control characters (below 0x20, and DEL).
+const IN_STRING: ByteSet<3> = ByteSet {
+    bytes: [b'"', b'\\', 0x7f],
+    below: 0x20,
+};
+
 /// Escapes raw control characters (newlines, tabs) inside JSON strings, which models often emit
 /// and strict JSON forbids. Text outside strings is copied unchanged.
 fn escape_raw_controls(text: &str) -> Cow<'_, str> {
+    let bytes = text.as_bytes();
     let mut out: Option<String> = None;
     let mut copied = 0;
-    let mut in_string = false;
-    let mut escaped = false;
-    for (at, byte) in text.bytes().enumerate() {
-        if !in_string {
-            in_string = byte == b'"';
-            continue;
+    let mut from = 0;
+    while let Some(open) = QUOTE.find(bytes, from) {
+        from = open + 1;
+        while let Some(at) = IN_STRING.find(bytes, from) {
+            from = at + 1;
+            let replacement = match bytes[at] {
+                b'"' => break,
+                b'\\' => {
+                    from += 1;
+                    continue;
+                }
+                b'\n' => Cow::Borrowed("\\n"),
+                b'\r' => Cow::Borrowed("\\r"),
+                b'\t' => Cow::Borrowed("\\t"),
+                control => Cow::Owned(format!("\\u{:04x}", control)),
+            };
+            let out = out.get_or_insert_with(|| String::with_capacity(text.len() + 16));
+            // Every byte matched above is ASCII, so `at` is a char boundary.
+            out.push_str(&text[copied..at]);
+            out.push_str(&replacement);
+            copied = at + 1;
         }
-        if escaped {
-            escaped = false;
-            continue;
-        }
-        let replacement = match byte {
-            b'\\' => {
-                escaped = true;
-                continue;
-            }
-            b'"' => {
-                in_string = false;
-                continue;
-            }
-            b'\n' => Cow::Borrowed("\\n"),
-            b'\r' => Cow::Borrowed("\\r"),
-            b'\t' => Cow::Borrowed("\\t"),
-            b if b.is_ascii_control() => Cow::Owned(format!("\\u{:04x}", b)),
-            _ => continue,
-        };
-        let out = out.get_or_insert_with(|| String::with_capacity(text.len() + 16));
-        // Every byte matched above is ASCII, so `at` is a char boundary.
-        out.push_str(&text[copied..at]);
-        out.push_str(&replacement);
-        copied = at + 1;
     }
     match out {
         None => Cow::Borrowed(text),
@@ -420,6 +438,51 @@ pub(crate) fn json_kind(value: &Value) -> &'static str {
 mod tests {
     use super::*;
 
+    /// `escape_raw_controls` as it was before it skipped to the bytes that matter: a byte at a time.
+    fn escape_raw_controls_bytewise(text: &str) -> Cow<'_, str> {
+        let mut out: Option<String> = None;
+        let mut copied = 0;
+        let mut in_string = false;
+        let mut escaped = false;
+        for (at, byte) in text.bytes().enumerate() {
+            if !in_string {
+                in_string = byte == b'"';
+                continue;
+            }
+            if escaped {
+                escaped = false;
+                continue;
+            }
+            let replacement = match byte {
+                b'\\' => {
+                    escaped = true;
+                    continue;
+                }
+                b'"' => {
+                    in_string = false;
+                    continue;
+                }
+                b'\n' => Cow::Borrowed("\\n"),
+                b'\r' => Cow::Borrowed("\\r"),
+                b'\t' => Cow::Borrowed("\\t"),
+                b if b.is_ascii_control() => Cow::Owned(format!("\\u{:04x}", b)),
+                _ => continue,
+            };
+            let out = out.get_or_insert_with(|| String::with_capacity(text.len() + 16));
+            // Every byte matched above is ASCII, so `at` is a char boundary.
+            out.push_str(&text[copied..at]);
+            out.push_str(&replacement);
+            copied = at + 1;
+        }
+        match out {
+            None => Cow::Borrowed(text),
+            Some(mut out) => {
+                out.push_str(&text[copied..]);
+                Cow::Owned(out)
+            }
+        }
+    }
+
     #[test]
     fn raw_controls_are_escaped_inside_strings_only() {
         let text = "{\n \"a\": \"é line\none\tx\\\"\u{1}\"\n}";
@@ -432,6 +495,31 @@ mod tests {
             Cow::Borrowed(_)
         ));
     }
+    use proptest::prelude::*;
+
+    proptest::proptest! {
+        #![proptest_config(ProptestConfig { cases: 2048, ..Default::default() })]
+
+        #[test]
+        fn escape_raw_controls_escapes_as_reading_every_byte_did(
+            pieces in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::sample::select(vec![
+                        "\"", "\\", "\\\"", "\\\n", "\n", "\r", "\t", "\u{0}", "\u{1f}",
+                        "\u{7f}", "é", "😀", "{", "}", ":", ",", "items",
+                    ])
+                    .prop_map(str::to_string),
+                    "[a-z ]{1,20}",
+                    any::<char>().prop_map(String::from),
+                ],
+                0..24,
+            ),
+        ) {
+            let text: String = pieces.concat();
+            proptest::prop_assert_eq!(escape_raw_controls(&text), escape_raw_controls_bytewise(&text));
+        }
+    }
+
     use serde_json::json;
 
     #[test]

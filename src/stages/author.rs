@@ -248,17 +248,31 @@ pub fn derive(
     let mut ordered: Vec<&AuthorRequest> = requests.iter().collect();
     ordered.sort_by_key(|r| (r.category, r.round, r.index));
     let threads = parallel::threads();
-    for chunk in ordered.chunks(DERIVE_CHUNK) {
-        let parsed = parallel::map(chunk, threads, |r| {
+    let parse = |chunk: &[&AuthorRequest]| {
+        parallel::map(chunk, threads, |r| {
             outcome(&r.request).map(|o| o.map(|o| parse_request(r, &o, &rules)))
-        });
-        for (r, parsed) in chunk.iter().zip(parsed) {
-            deriver.tally.request(r.round, r.category);
-            if let Some(parsed) = parsed? {
-                deriver.apply(r, parsed)?;
+        })
+    };
+    // The next chunk is parsed while this one is applied, so the order-dependent writes do not
+    // leave the worker threads idle.
+    std::thread::scope(|scope| -> Result<()> {
+        let mut chunks = ordered.chunks(DERIVE_CHUNK);
+        let spawn = |chunk| (chunk, scope.spawn(move || parse(chunk)));
+        let mut next = chunks.next().map(spawn);
+        while let Some((chunk, parsing)) = next.take() {
+            let parsed = parsing
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            next = chunks.next().map(spawn);
+            for (r, parsed) in chunk.iter().zip(parsed) {
+                deriver.tally.request(r.round, r.category);
+                if let Some(parsed) = parsed? {
+                    deriver.apply(r, parsed)?;
+                }
             }
         }
-    }
+        Ok(())
+    })?;
     let mut derived = deriver.derived;
     derived.yields = deriver.tally.finish(target(config));
     Ok(derived)
@@ -267,7 +281,13 @@ pub fn derive(
 /// What one request's outcome gave, before the order-dependent bloat check.
 struct Parsed {
     usage: Usage,
-    items: Vec<Result<Candidate, Reject>>,
+    items: Vec<Result<Valid, Reject>>,
+}
+
+/// A valid item and the words of its prompt, which the bloat check and its baseline count.
+struct Valid {
+    candidate: Candidate,
+    prompt_words: usize,
 }
 
 /// Parses and validates one request's outcome; everything but the bloat check, which needs
@@ -346,19 +366,22 @@ fn parse_request(r: &AuthorRequest, outcome: &Outcome, rules: &Rules) -> Parsed 
         let checked = validate::fields_from_value(r.category, value)
             .and_then(|fields| validate::check_item(r.category, &fields, rules).map(|()| fields));
         parsed.items.push(match checked {
-            Ok(fields) => Ok(Candidate {
-                id,
-                category: r.category,
-                domain: r.domain.clone(),
-                prompt: fields.prompt,
-                golds: fields.golds,
-                durable: fields.durable,
-                stale: fields.stale,
-                custom_id: r.request.custom_id.clone(),
-                model: r.request.model().to_string(),
-                round: r.round,
-                gold_repaired: false,
-                needs_review: false,
+            Ok(fields) => Ok(Valid {
+                prompt_words: validate::word_count(&fields.prompt),
+                candidate: Candidate {
+                    id,
+                    category: r.category,
+                    domain: r.domain.clone(),
+                    prompt: fields.prompt,
+                    golds: fields.golds,
+                    durable: fields.durable,
+                    stale: fields.stale,
+                    custom_id: r.request.custom_id.clone(),
+                    model: r.request.model().to_string(),
+                    round: r.round,
+                    gold_repaired: false,
+                    needs_review: false,
+                },
             }),
             Err(rejection) => Err(reject(
                 rejection.reason.code(),
@@ -397,8 +420,11 @@ impl Deriver<'_> {
         self.derived.usage.add(parsed.usage);
         for item in parsed.items {
             match item {
-                Ok(c) => match self.check_bloated(c.category, &c.prompt) {
-                    Ok(()) => self.candidate(c)?,
+                Ok(Valid {
+                    candidate: c,
+                    prompt_words,
+                }) => match self.check_bloated(c.category, prompt_words) {
+                    Ok(()) => self.candidate(c, prompt_words)?,
                     Err(rejection) => self.reject(&Reject {
                         stage: "author".into(),
                         reason: rejection.reason.code().into(),
@@ -423,7 +449,7 @@ impl Deriver<'_> {
     fn check_bloated(
         &mut self,
         category: Category,
-        prompt: &str,
+        prompt_words: usize,
     ) -> Result<(), validate::Rejection> {
         let Some(twin) = plain_twin(category) else {
             return Ok(());
@@ -433,10 +459,10 @@ impl Deriver<'_> {
             .medians
             .entry(twin)
             .or_insert_with(|| median(plain_words.get(&twin).map_or(&[], Vec::as_slice)));
-        validate::check_bloated(validate::word_count(prompt), median, self.rules)
+        validate::check_bloated(prompt_words, median, self.rules)
     }
 
-    fn candidate(&mut self, c: Candidate) -> Result<()> {
+    fn candidate(&mut self, c: Candidate, prompt_words: usize) -> Result<()> {
         if Category::ALL
             .iter()
             .any(|b| plain_twin(*b) == Some(c.category))
@@ -444,7 +470,7 @@ impl Deriver<'_> {
             self.plain_words
                 .entry(c.category)
                 .or_default()
-                .push(validate::word_count(&c.prompt));
+                .push(prompt_words);
         }
         *self.derived.valid.entry(c.category).or_default() += 1;
         self.tally.valid(c.round, c.category);

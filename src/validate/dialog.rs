@@ -30,7 +30,6 @@ struct Turn {
 /// (`Support chat transcript:`) is a header, not a speaker.
 pub fn parse<'p>(prompt: &'p str, rules: &Rules) -> Result<Dialog<'p>, Rejection> {
     let labelled: Vec<(Line<'_>, Label)> = lines(prompt)
-        .into_iter()
         .filter(|(_, fenced)| !fenced)
         .filter_map(|(line, _)| line_label(line.text).map(|label| (line, label)))
         .filter(|(_, label)| label.capitalised)

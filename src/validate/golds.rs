@@ -12,24 +12,30 @@ pub fn check(category: Category, golds: &[String], rules: &Rules) -> Result<(), 
     if golds.is_empty() {
         return reject(Reason::EmptyGolds, "`golds` is empty");
     }
-    if let Some(blank) = golds.iter().find(|gold| norm(gold).trim().is_empty()) {
+    let normalised: Vec<String> = golds.iter().map(|gold| norm(gold)).collect();
+    let read: Vec<(&str, &str)> = golds
+        .iter()
+        .map(String::as_str)
+        .zip(normalised.iter().map(String::as_str))
+        .collect();
+    if let Some((blank, _)) = read.iter().find(|(_, norm)| norm.trim().is_empty()) {
         return reject(
             Reason::GoldBlank,
             format!("gold {blank:?} has no letter or digit"),
         );
     }
-    if let Some(placeholder) = golds.iter().find(|gold| is_placeholder(gold)) {
+    if let Some((placeholder, _)) = read.iter().find(|(gold, norm)| is_placeholder(gold, norm)) {
         return reject(
             Reason::GoldPlaceholder,
             format!("gold {placeholder:?} is a placeholder, not an answer"),
         );
     }
-    if let Some(short) = golds.iter().find(|gold| is_too_short(gold)) {
+    if let Some((short, norm)) = read.iter().find(|(_, norm)| is_too_short(norm)) {
         return reject(
             Reason::GoldTooShort,
             format!(
                 "gold {short:?} grades as {:?}, which would match almost any answer",
-                norm(short).trim()
+                norm.trim()
             ),
         );
     }
@@ -55,7 +61,7 @@ pub fn check(category: Category, golds: &[String], rules: &Rules) -> Result<(), 
             ),
         );
     }
-    check_one_answer(golds)?;
+    check_one_answer(&read)?;
     if category.is_numeric() {
         if let Some(gold) = golds.iter().find(|gold| numbers_in(gold).len() != 1) {
             return reject(
@@ -101,22 +107,26 @@ const PLACEHOLDER_GOLDS: &[&str] = &[
 
 /// A placeholder: a known non-answer, or a whole gold in angle, square or curly brackets
 /// (`<answer>`, `[gold]`, `{value}`).
-fn is_placeholder(gold: &str) -> bool {
-    let normalised = norm(gold).split_whitespace().collect::<Vec<_>>().join(" ");
+/// (`normalised` is `gold` as the grader normalises it.)
+fn is_placeholder(gold: &str, normalised: &str) -> bool {
     let trimmed = gold.trim();
     let bracketed = [('<', '>'), ('[', ']'), ('{', '}')]
         .iter()
         .any(|(open, close)| trimmed.starts_with(*open) && trimmed.ends_with(*close));
-    bracketed || PLACEHOLDER_GOLDS.contains(&normalised.as_str())
+    bracketed || {
+        let words = normalised.split_whitespace().collect::<Vec<_>>().join(" ");
+        PLACEHOLDER_GOLDS.contains(&words.as_str())
+    }
 }
 
 /// After normalisation only single letters are left (`N/A` → `n a`, `C`): a substring that
 /// almost any answer contains. A number, even one digit, is specific enough to keep.
-fn is_too_short(gold: &str) -> bool {
-    let normalised = norm(gold);
-    let tokens: Vec<&str> = normalised.split_whitespace().collect();
-    let numeric = tokens.iter().any(|t| t.chars().all(|c| c.is_ascii_digit()));
-    !numeric && tokens.iter().all(|t| t.chars().count() < 2)
+fn is_too_short(normalised: &str) -> bool {
+    let mut tokens = normalised.split_whitespace();
+    let numeric = tokens
+        .clone()
+        .any(|t| t.chars().all(|c| c.is_ascii_digit()));
+    !numeric && tokens.all(|t| t.chars().count() < 2)
 }
 
 /// Shortest run of letters and digits that can be a random token.
@@ -157,6 +167,9 @@ fn machine_made(gold: &str) -> Option<String> {
 }
 
 fn url_host(gold: &str) -> Option<String> {
+    if !gold.contains("://") {
+        return None;
+    }
     let lower = gold.trim().to_ascii_lowercase();
     let after_scheme = lower.split_once("://").map(|(_, rest)| rest)?;
     let authority = after_scheme.split(['/', '?', '#']).next()?;
@@ -290,20 +303,20 @@ impl NumberKey {
     }
 }
 
-struct GoldShape {
+struct GoldShape<'g> {
     numbers: Vec<NumberKey>,
     time_unit: Option<&'static str>,
     compact: String,
-    words: Vec<String>,
+    words: Vec<&'g str>,
 }
 
-impl GoldShape {
-    fn of(gold: &str) -> GoldShape {
-        let normalised = norm(gold);
+impl<'g> GoldShape<'g> {
+    /// The shape of `gold`, which the grader normalises to `normalised`.
+    fn of(gold: &str, normalised: &'g str) -> GoldShape<'g> {
         GoldShape {
             numbers: numbers_in(gold),
             time_unit: normalised.split_whitespace().find_map(time_unit),
-            compact: normalised.chars().filter(|c| *c != ' ').collect(),
+            compact: normalised.split(' ').collect(),
             words: normalised
                 .split_whitespace()
                 .filter(|word| {
@@ -311,7 +324,6 @@ impl GoldShape {
                         && word.chars().all(|c| c.is_ascii_lowercase())
                         && !GENERIC_WORDS.contains(word)
                 })
-                .map(str::to_owned)
                 .collect(),
         }
     }
@@ -352,14 +364,17 @@ fn time_unit(word: &str) -> Option<&'static str> {
     })
 }
 
-fn check_one_answer(golds: &[String]) -> Result<(), Rejection> {
-    let Some((first, rest)) = golds.split_first() else {
+/// Every gold of `golds` (each with its normalised form) is a variant of the first.
+fn check_one_answer(golds: &[(&str, &str)]) -> Result<(), Rejection> {
+    let Some(((first, first_normalised), rest)) = golds.split_first() else {
         return Ok(());
     };
-    let first_shape = GoldShape::of(first);
+    let first_shape = GoldShape::of(first, first_normalised);
     match rest
         .iter()
-        .find(|gold| !first_shape.same_answer(&GoldShape::of(gold)))
+        .map(|(gold, normalised)| (gold, GoldShape::of(gold, normalised)))
+        .find(|(_, shape)| !first_shape.same_answer(shape))
+        .map(|(gold, _)| gold)
     {
         Some(other) => reject(
             Reason::GoldsDistinctFacts,
@@ -372,24 +387,24 @@ fn check_one_answer(golds: &[String]) -> Result<(), Rejection> {
 /// The numbers written in `text`: digit runs with `,` thousands separators and `.` decimals,
 /// scaled by a following `k`/`K`, `M`, `B`/`bn`, `thousand`, `million` or `billion`.
 fn numbers_in(text: &str) -> Vec<NumberKey> {
-    let chars: Vec<char> = text.chars().collect();
-    let digit_at = |at: usize| chars.get(at).is_some_and(char::is_ascii_digit);
+    // Digits, `,` and `.` are ASCII, so reading bytes finds what reading characters does and
+    // every cut falls on a character boundary.
+    let bytes = text.as_bytes();
+    let digit_at = |at: usize| bytes.get(at).is_some_and(u8::is_ascii_digit);
     let mut numbers = Vec::new();
     let mut at = 0;
-    while at < chars.len() {
+    while at < bytes.len() {
         if !digit_at(at) {
             at += 1;
             continue;
         }
         let start = at;
-        while digit_at(at)
-            || (chars.get(at).is_some_and(|c| *c == ',' || *c == '.') && digit_at(at + 1))
-        {
+        while digit_at(at) || (matches!(bytes.get(at), Some(b',' | b'.')) && digit_at(at + 1)) {
             at += 1;
         }
-        let raw: String = chars.get(start..at).unwrap_or_default().iter().collect();
-        let rest: String = chars.get(at..).unwrap_or_default().iter().collect();
-        numbers.push(number_key(&raw, magnitude(&rest)));
+        let raw = text.get(start..at).unwrap_or_default();
+        let rest = text.get(at..).unwrap_or_default();
+        numbers.push(number_key(raw, magnitude(rest)));
     }
     numbers
 }
@@ -417,21 +432,93 @@ fn thousands_grouped(raw: &str) -> bool {
 }
 
 fn magnitude(after_number: &str) -> f64 {
-    let word: String = after_number
-        .trim_start_matches(' ')
-        .chars()
-        .take_while(char::is_ascii_alphabetic)
-        .collect();
+    let spaced = after_number.trim_start_matches(' ');
+    let letters = spaced.bytes().take_while(u8::is_ascii_alphabetic).count();
+    let word = spaced.get(..letters).unwrap_or_default();
     let attached = !after_number.starts_with(' ');
-    match word.as_str() {
+    let named = |name: &str| word.eq_ignore_ascii_case(name);
+    match word {
         "k" | "K" if attached => 1e3,
         "M" if attached => 1e6,
         "B" | "bn" if attached => 1e9,
-        _ => match word.to_ascii_lowercase().as_str() {
-            "thousand" => 1e3,
-            "million" => 1e6,
-            "billion" => 1e9,
-            _ => 1.0,
-        },
+        _ if named("thousand") => 1e3,
+        _ if named("million") => 1e6,
+        _ if named("billion") => 1e9,
+        _ => 1.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `numbers_in` as it was before it read bytes: over a copy of the text's characters.
+    fn numbers_in_by_chars(text: &str) -> Vec<NumberKey> {
+        let chars: Vec<char> = text.chars().collect();
+        let digit_at = |at: usize| chars.get(at).is_some_and(char::is_ascii_digit);
+        let mut numbers = Vec::new();
+        let mut at = 0;
+        while at < chars.len() {
+            if !digit_at(at) {
+                at += 1;
+                continue;
+            }
+            let start = at;
+            while digit_at(at)
+                || (chars.get(at).is_some_and(|c| *c == ',' || *c == '.') && digit_at(at + 1))
+            {
+                at += 1;
+            }
+            let raw: String = chars.get(start..at).unwrap_or_default().iter().collect();
+            let rest: String = chars.get(at..).unwrap_or_default().iter().collect();
+            numbers.push(number_key(&raw, magnitude_of_a_copy(&rest)));
+        }
+        numbers
+    }
+
+    /// `magnitude` as it was before it read the word in place.
+    fn magnitude_of_a_copy(after_number: &str) -> f64 {
+        let word: String = after_number
+            .trim_start_matches(' ')
+            .chars()
+            .take_while(char::is_ascii_alphabetic)
+            .collect();
+        let attached = !after_number.starts_with(' ');
+        match word.as_str() {
+            "k" | "K" if attached => 1e3,
+            "M" if attached => 1e6,
+            "B" | "bn" if attached => 1e9,
+            _ => match word.to_ascii_lowercase().as_str() {
+                "thousand" => 1e3,
+                "million" => 1e6,
+                "billion" => 1e9,
+                _ => 1.0,
+            },
+        }
+    }
+
+    use proptest::prelude::*;
+
+    proptest::proptest! {
+        #![proptest_config(ProptestConfig { cases: 2048, ..Default::default() })]
+
+        #[test]
+        fn numbers_in_reads_what_reading_characters_read(
+            pieces in proptest::collection::vec(
+                proptest::prop_oneof![
+                    "[0-9]{1,4}",
+                    proptest::sample::select(vec![
+                        ",", ".", " ", "k", "K", "M", "B", "bn", " Thousand", " million",
+                        "BILLION", "é", "٣", "１", "$", "%", "v",
+                    ])
+                    .prop_map(str::to_string),
+                    any::<char>().prop_map(String::from),
+                ],
+                0..10,
+            ),
+        ) {
+            let text: String = pieces.concat();
+            proptest::prop_assert_eq!(numbers_in(&text), numbers_in_by_chars(&text), "{:?}", text);
+        }
     }
 }

@@ -5,6 +5,7 @@
 
 use super::text::{line_label, unbalanced, word_count};
 use super::{reject, Reason, Rejection};
+use crate::bytescan::ByteSet;
 use crate::grade::norm;
 
 /// Placeholder phrases, as the grader normalises them, that a short prompt may consist of.
@@ -34,16 +35,32 @@ const PLACEHOLDER_PHRASES: &[&str] = &[
 /// Most words a whole-prompt placeholder (`[insert the question here]`) has.
 const PLACEHOLDER_MAX_WORDS: usize = 8;
 
+/// Bytes in the longest of the [`PLACEHOLDER_PHRASES`].
+const PLACEHOLDER_PHRASE_MAX_LEN: usize = {
+    let mut longest = 0;
+    let mut i = 0;
+    while i < PLACEHOLDER_PHRASES.len() {
+        if PLACEHOLDER_PHRASES[i].len() > longest {
+            longest = PLACEHOLDER_PHRASES[i].len();
+        }
+        i += 1;
+    }
+    longest
+};
+
 /// `prompt` is a placeholder rather than a prompt.
 pub fn check_placeholder(prompt: &str) -> Result<(), Rejection> {
     let trimmed = prompt.trim();
-    let normalised = norm(trimmed)
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    let why = if normalised.is_empty() {
+    let normalised = (!normalised_is_plain_prose(trimmed)).then(|| {
+        norm(trimmed)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    });
+    let normalised = normalised.as_deref();
+    let why = if normalised.is_some_and(str::is_empty) {
         Some("it has no letter or digit".to_string())
-    } else if normalised.contains("lorem ipsum") {
+    } else if normalised.is_some_and(|n| n.contains("lorem ipsum")) {
         Some("it is lorem ipsum filler".to_string())
     } else if trimmed.contains("{{") && trimmed.contains("}}") {
         Some("it holds an unfilled `{{…}}` template slot".to_string())
@@ -51,10 +68,10 @@ pub fn check_placeholder(prompt: &str) -> Result<(), Rejection> {
         Some("it is one bracketed slot".to_string())
     } else if is_lone_label(trimmed) {
         Some("it is a lone label".to_string())
-    } else if PLACEHOLDER_PHRASES.contains(&normalised.as_str()) {
-        Some(format!("{normalised:?} is a placeholder"))
     } else {
-        None
+        normalised
+            .filter(|n| PLACEHOLDER_PHRASES.contains(n))
+            .map(|phrase| format!("{phrase:?} is a placeholder"))
     };
     match why {
         Some(why) => reject(
@@ -64,6 +81,40 @@ pub fn check_placeholder(prompt: &str) -> Result<(), Rejection> {
         None => Ok(()),
     }
 }
+
+/// Proves without normalising `text` that its normalised words are neither empty, nor lorem
+/// ipsum, nor a placeholder phrase: an ASCII text (normalised byte for byte) with more letters
+/// and digits than the longest phrase has bytes and no `lorem` in any case. Non-ASCII text is
+/// never proven here, since lower-casing may turn a non-ASCII letter into an ASCII one.
+fn normalised_is_plain_prose(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let has_lorem = || {
+        let mut from = 0;
+        while let Some(at) = LETTER_L.find(bytes, from) {
+            if bytes
+                .get(at..at + 5)
+                .is_some_and(|word| word.eq_ignore_ascii_case(b"lorem"))
+            {
+                return true;
+            }
+            from = at + 1;
+        }
+        false
+    };
+    text.is_ascii()
+        && bytes
+            .iter()
+            .filter(|b| b.is_ascii_alphanumeric())
+            .nth(PLACEHOLDER_PHRASE_MAX_LEN)
+            .is_some()
+        && !has_lorem()
+}
+
+/// Where a `lorem` may start.
+const LETTER_L: ByteSet<2> = ByteSet {
+    bytes: *b"lL",
+    below: 0,
+};
 
 fn is_bracketed(text: &str) -> bool {
     [('<', '>'), ('[', ']'), ('{', '}'), ('(', ')')]
@@ -81,10 +132,11 @@ fn is_lone_label(text: &str) -> bool {
 
 /// The prompt has at least `min_words` words.
 pub fn check_length(prompt: &str, min_words: usize) -> Result<(), Rejection> {
-    let words = word_count(prompt);
-    if words >= min_words {
+    let enough = prompt.split_whitespace().take(min_words).count() == min_words;
+    if enough {
         return Ok(());
     }
+    let words = word_count(prompt);
     reject(
         Reason::PromptTooShort,
         format!("the prompt has {words} word(s); this category needs at least {min_words}"),
@@ -213,6 +265,86 @@ mod tests {
             "Is `arr[i]` out of bounds when i == len(arr)?",
         ] {
             assert_eq!(code(check_complete(prompt)), "ok", "{prompt}");
+        }
+    }
+
+    /// `check_placeholder` as it was before it skipped normalising plain prose.
+    fn check_placeholder_normalising_always(prompt: &str) -> Result<(), Rejection> {
+        let trimmed = prompt.trim();
+        let normalised = norm(trimmed)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let why = if normalised.is_empty() {
+            Some("it has no letter or digit".to_string())
+        } else if normalised.contains("lorem ipsum") {
+            Some("it is lorem ipsum filler".to_string())
+        } else if trimmed.contains("{{") && trimmed.contains("}}") {
+            Some("it holds an unfilled `{{…}}` template slot".to_string())
+        } else if is_bracketed(trimmed) && word_count(trimmed) <= PLACEHOLDER_MAX_WORDS {
+            Some("it is one bracketed slot".to_string())
+        } else if is_lone_label(trimmed) {
+            Some("it is a lone label".to_string())
+        } else if PLACEHOLDER_PHRASES.contains(&normalised.as_str()) {
+            Some(format!("{normalised:?} is a placeholder"))
+        } else {
+            None
+        };
+        match why {
+            Some(why) => reject(
+                Reason::PlaceholderPrompt,
+                format!("the prompt {:?} is a placeholder: {why}", excerpt(trimmed)),
+            ),
+            None => Ok(()),
+        }
+    }
+
+    use proptest::prelude::*;
+
+    fn phrase_words() -> impl Strategy<Value = String> {
+        proptest::prop_oneof![
+            proptest::sample::select(
+                PLACEHOLDER_PHRASES
+                    .iter()
+                    .copied()
+                    .chain([
+                        "Lorem",
+                        "IPSUM",
+                        "lorem ipsum",
+                        "Question:",
+                        "{{",
+                        "}}",
+                        "[",
+                        "]"
+                    ])
+                    .chain(["\u{212A}", "İ", "ß", "Σ", "é", "\u{a0}", "\u{2003}", "\u{b}"])
+                    .collect::<Vec<_>>()
+            )
+            .prop_map(str::to_string),
+            "[A-Za-z0-9]{1,30}",
+            "[ -~]{1,4}",
+            any::<char>().prop_map(String::from),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(ProptestConfig { cases: 4096, ..Default::default() })]
+
+        #[test]
+        fn check_placeholder_decides_as_normalising_always_did(
+            words in proptest::collection::vec(phrase_words(), 0..8),
+            separators in proptest::collection::vec("[ \t\n.,:;!?()<>\\[\\]{}-]{0,2}", 8),
+        ) {
+            let prompt: String = words
+                .iter()
+                .zip(&separators)
+                .map(|(w, s)| format!("{w}{s}"))
+                .collect();
+            proptest::prop_assert_eq!(
+                check_placeholder(&prompt),
+                check_placeholder_normalising_always(&prompt),
+                "{:?}", prompt
+            );
         }
     }
 

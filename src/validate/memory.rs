@@ -14,7 +14,6 @@ const BULLETS: &[&str] = &["- ", "* ", "• ", "· ", "– ", "+ ", "▪ "];
 /// or, when it has none, its sentences.
 pub fn fact_count(context: &str) -> usize {
     let fact_lines = lines(context)
-        .into_iter()
         .filter(|(line, fenced)| !fenced && is_fact_line(line.text))
         .count();
     if fact_lines > 0 {

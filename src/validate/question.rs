@@ -3,8 +3,11 @@
 //! indirect request ("Could you confirm…", "Name the…") asks too. A `Question:`, `Q:` or
 //! `User:` label before it is optional, and everything before the question is the item's context.
 
-use super::text::{is_header_line, line_label, lines, units, unwrapped, word_count, Unit};
+use super::text::{
+    is_header_line, line_at, line_before, line_label, units, unwrapped, word_count, Unit,
+};
 use super::{reject, Reason, Rejection};
+use std::cell::OnceCell;
 
 /// What a sentence-like unit does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -179,12 +182,14 @@ pub fn ask_kind(unit: &str) -> Option<Ask> {
         .chain(words)
         .find(|w| !INSTRUCTION_OPENERS.contains(&w.as_str()))
         .unwrap_or_default();
-    if word_count(text) < MIN_INSTRUCTION_WORDS {
+    let words = text.split_whitespace().take(MIN_INSTRUCTION_WORDS).count();
+    if words < MIN_INSTRUCTION_WORDS {
         return None;
     }
-    let lower = text.to_lowercase();
-    (INSTRUCTION_VERBS.contains(&verb.as_str())
-        || REQUEST_PHRASES.iter().any(|p| lower.contains(p)))
+    (INSTRUCTION_VERBS.contains(&verb.as_str()) || {
+        let lower = text.to_lowercase();
+        REQUEST_PHRASES.iter().any(|p| lower.contains(p))
+    })
     .then_some(Ask::Instruction)
 }
 
@@ -202,6 +207,11 @@ fn lower_words(text: &str) -> impl Iterator<Item = String> + '_ {
                 .map(str::to_string)
                 .collect::<Vec<_>>()
         })
+}
+
+/// `text` has no more than `most` words (counting only as far as it takes to tell).
+fn words_at_most(text: &str, most: usize) -> bool {
+    text.split_whitespace().take(most + 1).count() <= most
 }
 
 fn asks(kind: Option<Ask>, allow_instruction: bool) -> bool {
@@ -222,16 +232,17 @@ pub fn find(
 }
 
 /// A prompt's sentence-like units and what each does, read once for every rule that looks for
-/// its question.
+/// its question. What a unit does is worked out the first time a rule asks: the search runs
+/// from the end of the prompt and mostly stops at its last unit.
 pub struct Reading<'p> {
     prompt: &'p str,
     units: Vec<Unit<'p>>,
-    kinds: Vec<Option<Ask>>,
+    kinds: Vec<OnceCell<Option<Ask>>>,
 }
 
 pub fn read(prompt: &str) -> Reading<'_> {
     let units = units(prompt);
-    let kinds = units.iter().map(|u| ask_kind(u.text)).collect();
+    let kinds = units.iter().map(|_| OnceCell::new()).collect();
     Reading {
         prompt,
         units,
@@ -240,14 +251,19 @@ pub fn read(prompt: &str) -> Reading<'_> {
 }
 
 impl<'p> Reading<'p> {
+    /// What the unit at `index` does.
+    fn kind(&self, index: usize) -> Option<Ask> {
+        *self.kinds[index].get_or_init(|| ask_kind(self.units[index].text))
+    }
+
     /// The prompt's question where `placement` puts it.
     pub fn find(
         &self,
         placement: Placement,
         allow_instruction: bool,
     ) -> Result<Asked<'p>, Rejection> {
-        let (prompt, units, kinds) = (self.prompt, &self.units, &self.kinds);
-        let asking = |i: &usize| asks(kinds[*i], allow_instruction);
+        let (prompt, units) = (self.prompt, &self.units);
+        let asking = |i: &usize| asks(self.kind(*i), allow_instruction);
         let last_asking = (0..units.len()).rev().find(asking);
         let Some(last_asking) = last_asking else {
             let what = if allow_instruction {
@@ -265,13 +281,13 @@ impl<'p> Reading<'p> {
             Placement::End => {
                 let last_question = (0..units.len())
                     .rev()
-                    .find(|i| kinds[*i] == Some(Ask::Question));
+                    .find(|i| self.kind(*i) == Some(Ask::Question));
                 let ends_on = |q: usize| {
-                    let after = units.get(q + 1..).unwrap_or_default();
+                    let mut after = q + 1..units.len();
                     after.len() <= MAX_TRAILING_INSTRUCTIONS
-                        && after.iter().zip(&kinds[q + 1..]).all(|(unit, kind)| {
-                            *kind == Some(Ask::Instruction)
-                                && word_count(unit.text) <= MAX_TRAILING_INSTRUCTION_WORDS
+                        && after.all(|i| {
+                            self.kind(i) == Some(Ask::Instruction)
+                                && words_at_most(units[i].text, MAX_TRAILING_INSTRUCTION_WORDS)
                         })
                 };
                 match last_question {
@@ -301,12 +317,7 @@ impl<'p> Reading<'p> {
 /// The question block that holds the unit starting at `unit_start`: from its line's label (or
 /// the lone label or heading line right above it) to the end of the prompt.
 fn block_of(prompt: &str, unit_start: usize) -> Asked<'_> {
-    let all = lines(prompt);
-    let index = all
-        .iter()
-        .rposition(|(line, _)| line.start <= unit_start)
-        .unwrap_or_default();
-    let (line, _) = all[index];
+    let line = line_at(prompt, unit_start);
     let opens_line = prompt
         .get(line.start..unit_start)
         .is_some_and(|before| before.trim().is_empty());
@@ -314,8 +325,10 @@ fn block_of(prompt: &str, unit_start: usize) -> Asked<'_> {
         Some(label) if opens_line => (line.start, line.start + label.rest),
         _ => (unit_start, unit_start),
     };
-    if opens_line && index > 0 && is_header_line(all[index - 1].0.text) {
-        start = all[index - 1].0.start;
+    if let Some(above) = line_before(prompt, line).filter(|_| opens_line) {
+        if is_header_line(above.text) {
+            start = above.start;
+        }
     }
     let text = prompt.get(text_start..).unwrap_or_default().trim();
     Asked { start, text }

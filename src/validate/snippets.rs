@@ -235,7 +235,6 @@ fn split_ordinal(label: &str) -> (String, Option<Ordinal>) {
 /// Reads the snippets of `context` (the prompt before its question).
 pub fn parse<'p>(context: &'p str, rules: &Rules) -> Result<Vec<Snippet<'p>>, Rejection> {
     let labelled: Vec<LabelLine> = lines(context)
-        .into_iter()
         .filter(|(_, fenced)| !fenced)
         .filter_map(|(line, _)| label_of(line.text, line.start))
         .collect();

@@ -2,6 +2,8 @@
 //! short line labels (`Customer:`, `**Q:**`, `Dana (support):`), words, and bracket balance. Structures are
 //! recognised from these shapes, never from a fixed spelling, so one definition serves them all.
 
+use crate::bytescan::ByteSet;
+
 /// One line of a text, without its line break, and where it starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Line<'t> {
@@ -11,32 +13,64 @@ pub struct Line<'t> {
 
 /// Every line of `text`, with lines inside ``` code fences marked so structure rules can skip
 /// them (a config file inside a prompt is not a speaker turn or a snippet label).
-pub fn lines(text: &str) -> Vec<(Line<'_>, bool)> {
-    let mut out = Vec::new();
+pub fn lines(text: &str) -> impl Iterator<Item = (Line<'_>, bool)> {
     let mut offset = 0;
     let mut in_fence = false;
-    for raw in text.split_inclusive('\n') {
+    text.split_inclusive('\n').map(move |raw| {
         let body = raw.strip_suffix('\n').unwrap_or(raw);
         let body = body.strip_suffix('\r').unwrap_or(body);
         let fence = body.trim_start().starts_with("```");
-        out.push((
-            Line {
-                start: offset,
-                text: body,
-            },
-            in_fence || fence,
-        ));
+        let line = Line {
+            start: offset,
+            text: body,
+        };
+        let fenced = in_fence || fence;
         if fence {
             in_fence = !in_fence;
         }
         offset += raw.len();
-    }
-    out
+        (line, fenced)
+    })
 }
 
-/// Number of whitespace-separated words.
+/// The line of `text` that holds the byte at `at` (a character boundary before its end), as
+/// [`lines`] gives it.
+pub fn line_at(text: &str, at: usize) -> Line<'_> {
+    let before = text.get(..at).unwrap_or_default();
+    let start = before.rfind('\n').map_or(0, |newline| newline + 1);
+    let from_start = text.get(start..).unwrap_or_default();
+    let body = from_start.split('\n').next().unwrap_or_default();
+    Line {
+        start,
+        text: body.strip_suffix('\r').unwrap_or(body),
+    }
+}
+
+/// The line of `text` before `line`, if `line` is not the first.
+pub fn line_before<'t>(text: &'t str, line: Line<'t>) -> Option<Line<'t>> {
+    let newline = line.start.checked_sub(1)?;
+    Some(line_at(text, newline))
+}
+
+/// Number of whitespace-separated words (as `split_whitespace` counts them).
 pub fn word_count(text: &str) -> usize {
-    text.split_whitespace().count()
+    if !text.is_ascii() {
+        return text.split_whitespace().count();
+    }
+    let mut words = 0;
+    let mut after_space = true;
+    for &byte in text.as_bytes() {
+        let space = is_ascii_white_space(byte);
+        words += usize::from(after_space && !space);
+        after_space = space;
+    }
+    words
+}
+
+/// The ASCII characters `char::is_whitespace` accepts: unlike `u8::is_ascii_whitespace`, it
+/// includes the vertical tab.
+fn is_ascii_white_space(byte: u8) -> bool {
+    matches!(byte, b' ' | b'\t'..=b'\r')
 }
 
 /// A sentence-like unit: a piece of one line that ends at `.`, `?` or `!` followed by a space,
@@ -47,6 +81,12 @@ pub struct Unit<'t> {
     pub text: &'t str,
 }
 
+/// The marks that may end a sentence-like unit.
+const SENTENCE_ENDS: ByteSet<3> = ByteSet {
+    bytes: *b".?!",
+    below: 0,
+};
+
 /// The non-blank units of `text` in order, outside code fences.
 pub fn units(text: &str) -> Vec<Unit<'_>> {
     let mut out = Vec::new();
@@ -56,10 +96,10 @@ pub fn units(text: &str) -> Vec<Unit<'_>> {
         }
         let bytes = line.text.as_bytes();
         let mut from = 0;
-        for (at, byte) in bytes.iter().enumerate() {
-            let ends = matches!(byte, b'.' | b'?' | b'!')
-                && bytes.get(at + 1).is_some_and(u8::is_ascii_whitespace);
-            if ends {
+        let mut search = 0;
+        while let Some(at) = SENTENCE_ENDS.find(bytes, search) {
+            search = at + 1;
+            if bytes.get(at + 1).is_some_and(u8::is_ascii_whitespace) {
                 push_unit(&mut out, line, from, at + 1);
                 from = at + 1;
             }
@@ -176,46 +216,90 @@ pub fn unwrapped(text: &str) -> &str {
         .trim()
 }
 
+/// The bytes [`unbalanced`] reads: brackets and backticks.
+const BRACKETS: ByteSet<7> = ByteSet {
+    bytes: *b"`()[]{}",
+    below: 0,
+};
+const BACKTICK: ByteSet<1> = ByteSet {
+    bytes: [b'`'],
+    below: 0,
+};
+
 /// The first bracket or code fence that does not close, or closes the wrong opener.
 pub fn unbalanced(text: &str) -> Option<String> {
-    if text.matches("```").count() % 2 == 1 {
+    if fence_marks(text) % 2 == 1 {
         return Some("a ``` code fence is never closed".into());
     }
-    let mut open: Vec<char> = Vec::new();
+    let bytes = text.as_bytes();
+    let mut open: Vec<u8> = Vec::new();
     let mut in_code = false;
-    let mut previous = ' ';
-    let mut token_len = 0usize;
-    for c in text.chars() {
-        if c == '`' {
+    let mut from = 0;
+    // Every byte looked at is ASCII, so it is a whole character, and a character boundary.
+    while let Some(at) = BRACKETS.find(bytes, from) {
+        from = at + 1;
+        let byte = bytes[at];
+        if byte == b'`' {
             in_code = !in_code;
         }
-        if !in_code {
-            match c {
-                '(' | '[' | '{' => open.push(c),
-                ')' | ']' | '}' => {
-                    let wanted = match c {
-                        ')' => '(',
-                        ']' => '[',
-                        _ => '{',
-                    };
-                    if open.last() == Some(&wanted) {
-                        open.pop();
-                    } else {
-                        let list_marker = c == ')' && (1..=2).contains(&token_len);
-                        let emoticon = c == ')' && matches!(previous, ':' | ';');
-                        if !(list_marker || emoticon) {
-                            return Some(format!("{c:?} closes nothing that is open"));
-                        }
-                    }
-                }
-                _ => {}
-            }
+        if in_code {
+            continue;
         }
-        token_len = if c.is_whitespace() { 0 } else { token_len + 1 };
-        previous = c;
+        let wanted = match byte {
+            b'(' | b'[' | b'{' => {
+                open.push(byte);
+                continue;
+            }
+            b')' => b'(',
+            b']' => b'[',
+            b'}' => b'{',
+            _ => continue,
+        };
+        if open.last() == Some(&wanted) {
+            open.pop();
+        } else if !(byte == b')' && closes_a_marker(text.get(..at).unwrap_or_default())) {
+            return Some(format!(
+                "{:?} closes nothing that is open",
+                char::from(byte)
+            ));
+        }
     }
     open.last()
-        .map(|c| format!("{c:?} is opened and never closed"))
+        .map(|c| format!("{:?} is opened and never closed", char::from(*c)))
+}
+
+/// Non-overlapping ``` in `text`, as `text.matches("```").count()` counts them: a run of `n`
+/// backticks holds `n / 3`.
+fn fence_marks(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    let (mut marks, mut run, mut after_previous) = (0, 0, None);
+    while let Some(at) = BACKTICK.find(bytes, after_previous.unwrap_or(0)) {
+        run = if after_previous == Some(at) {
+            run + 1
+        } else {
+            1
+        };
+        if run == 3 {
+            marks += 1;
+            run = 0;
+        }
+        after_previous = Some(at + 1);
+    }
+    marks
+}
+
+/// A `)` after `before` that closes nothing still belongs: it ends a list marker (`a)`, `12)`)
+/// or an emoticon (`:)`).
+fn closes_a_marker(before: &str) -> bool {
+    let token_chars = before
+        .chars()
+        .rev()
+        .take_while(|c| !c.is_whitespace())
+        .take(3)
+        .count();
+    let list_marker = (1..=2).contains(&token_chars);
+    let emoticon = before.ends_with([':', ';']);
+    list_marker || emoticon
 }
 
 #[cfg(test)]
@@ -225,7 +309,7 @@ mod tests {
     #[test]
     fn lines_carry_offsets_and_fences() {
         let text = "a\n```\nx: 1\n```\nb";
-        let found = lines(text);
+        let found: Vec<(Line, bool)> = lines(text).collect();
         let shown: Vec<(&str, usize, bool)> =
             found.iter().map(|(l, f)| (l.text, l.start, *f)).collect();
         assert_eq!(
@@ -278,6 +362,89 @@ mod tests {
         }
         assert!(line_label("Agent: x").unwrap().capitalised);
         assert!(!line_label("region: eu-west-1").unwrap().capitalised);
+    }
+
+    /// `unbalanced` as it was before it read bytes: a character at a time.
+    fn unbalanced_by_chars(text: &str) -> Option<String> {
+        if text.matches("```").count() % 2 == 1 {
+            return Some("a ``` code fence is never closed".into());
+        }
+        let mut open: Vec<char> = Vec::new();
+        let mut in_code = false;
+        let mut previous = ' ';
+        let mut token_len = 0usize;
+        for c in text.chars() {
+            if c == '`' {
+                in_code = !in_code;
+            }
+            if !in_code {
+                match c {
+                    '(' | '[' | '{' => open.push(c),
+                    ')' | ']' | '}' => {
+                        let wanted = match c {
+                            ')' => '(',
+                            ']' => '[',
+                            _ => '{',
+                        };
+                        if open.last() == Some(&wanted) {
+                            open.pop();
+                        } else {
+                            let list_marker = c == ')' && (1..=2).contains(&token_len);
+                            let emoticon = c == ')' && matches!(previous, ':' | ';');
+                            if !(list_marker || emoticon) {
+                                return Some(format!("{c:?} closes nothing that is open"));
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            token_len = if c.is_whitespace() { 0 } else { token_len + 1 };
+            previous = c;
+        }
+        open.last()
+            .map(|c| format!("{c:?} is opened and never closed"))
+    }
+
+    use proptest::prelude::*;
+
+    proptest::proptest! {
+        #![proptest_config(ProptestConfig { cases: 2048, ..Default::default() })]
+
+        #[test]
+        fn word_count_counts_as_split_whitespace_does(
+            text in proptest::prop_oneof![
+                "[ \t\n\u{b}\u{c}\r\u{1c}\u{1f}a-z.,]{0,40}",
+                "([ \t\n\u{b}\u{85}\u{a0}\u{2003}\u{3000}]|[a-zé]{1,5}|.){0,40}",
+            ],
+        ) {
+            proptest::prop_assert_eq!(word_count(&text), text.split_whitespace().count());
+        }
+
+        #[test]
+        fn line_at_and_line_before_are_the_lines_that_lines_gives(
+            text in "([a-z :]{0,6}(\n|\r\n|\r)?|é){0,12}",
+            at_seed in any::<usize>(),
+        ) {
+            let boundaries: Vec<usize> = text.char_indices().map(|(at, _)| at).collect();
+            if let Some(&at) = boundaries.get(at_seed % boundaries.len().max(1)) {
+                let all: Vec<Line> = lines(&text).map(|(line, _)| line).collect();
+                let index = all.iter().rposition(|line| line.start <= at).unwrap_or_default();
+                proptest::prop_assert_eq!(line_at(&text, at), all[index]);
+                let before = index.checked_sub(1).map(|i| all[i]);
+                proptest::prop_assert_eq!(line_before(&text, all[index]), before);
+            }
+        }
+
+        #[test]
+        fn unbalanced_finds_what_reading_characters_found(
+            text in proptest::prop_oneof![
+                "[()\\[\\]{}`:; a1\n]{0,30}",
+                "([()\\[\\]{}`:;]|[ \u{a0}\u{2003}\n]|[aé1İ]{1,3}|.){0,30}",
+            ],
+        ) {
+            proptest::prop_assert_eq!(unbalanced(&text), unbalanced_by_chars(&text));
+        }
     }
 
     #[test]
