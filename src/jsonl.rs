@@ -30,7 +30,7 @@ pub fn read<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, JsonlError> {
         path: path.to_path_buf(),
         source,
     };
-    let file = std::fs::File::open(path).map_err(read_err)?;
+    let file = open_file(path)?;
     let mut items = Vec::new();
     for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
         let line = line.map_err(read_err)?;
@@ -92,6 +92,13 @@ fn parse_line<'a, T: serde::Deserialize<'a>>(
     })
 }
 
+fn open_file(path: &Path) -> Result<std::fs::File, JsonlError> {
+    std::fs::File::open(path).map_err(|source| JsonlError::Read {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
 /// Whether a line holds nothing but whitespace, as [`read`] skips it.
 fn is_blank(bytes: &[u8]) -> bool {
     let trimmed = bytes.trim_ascii();
@@ -114,10 +121,7 @@ pub struct ChunkReader {
 
 impl ChunkReader {
     pub fn open(path: &Path) -> Result<Self, JsonlError> {
-        let file = std::fs::File::open(path).map_err(|source| JsonlError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let file = open_file(path)?;
         Ok(Self {
             path: path.to_path_buf(),
             reader: std::io::BufReader::with_capacity(1 << 20, file),
@@ -182,10 +186,7 @@ pub struct SpanReader {
 
 impl SpanReader {
     pub fn open(path: &Path) -> Result<Self, JsonlError> {
-        let file = std::fs::File::open(path).map_err(|source| JsonlError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let file = open_file(path)?;
         Ok(Self {
             path: path.to_path_buf(),
             file,
