@@ -1185,18 +1185,28 @@ impl ShingleTable {
 }
 
 /// The normalised texts of recently compared prompts, by id, in a fixed number of slots (one
-/// place per id). In a template family one survivor is the confirmation partner of many later
-/// candidates, and a streaming caller would read it back from disk every time.
+/// place per id) holding at most a budget of bytes of text (96 MiB). In a template family one
+/// survivor is the confirmation partner of many later candidates, and a streaming caller would
+/// read it back from disk every time.
 struct RecentTexts {
     slots: Vec<Option<(u32, std::rc::Rc<str>)>>,
+    bytes: usize,
+    budget: usize,
 }
 
 impl RecentTexts {
     const SLOTS: usize = 65_536;
+    const BUDGET: usize = 96 << 20;
 
     fn new() -> Self {
+        Self::with_budget(Self::BUDGET)
+    }
+
+    fn with_budget(budget: usize) -> Self {
         Self {
             slots: vec![None; Self::SLOTS],
+            bytes: 0,
+            budget,
         }
     }
 
@@ -1212,7 +1222,13 @@ impl RecentTexts {
             }
         }
         let text: std::rc::Rc<str> = normalise(&texts.text(id as usize)?).into();
-        *slot = Some((id, text.clone()));
+        if let Some((_, evicted)) = slot.take() {
+            self.bytes -= evicted.len();
+        }
+        if self.bytes + text.len() <= self.budget {
+            self.bytes += text.len();
+            *slot = Some((id, text.clone()));
+        }
         Ok(text)
     }
 }
@@ -1220,6 +1236,7 @@ impl RecentTexts {
 impl<T: Texts + ?Sized> MinHashIndex<'_, T> {
     /// The Jaccard similarity of the candidate's shingle set (in `own_shingles`) and the set of
     /// `theirs`, when both are long enough to compare and it reaches the threshold.
+    ///
     /// Gives up as soon as the shingles still to come could not lift it to the threshold even if
     /// every one were new and shared.
     fn near_similarity(&mut self, theirs: &str) -> Option<f64> {
@@ -1805,6 +1822,39 @@ mod tests {
             assert!(in_memory.as_ref().is_ok_and(|d| !d.is_empty()));
             assert_eq!(streamed, in_memory, "{method:?}");
         }
+    }
+
+    /// Prompts that count how often each is read.
+    struct Counted(Vec<&'static str>, std::cell::RefCell<Vec<usize>>);
+
+    impl Texts for Counted {
+        type Error = DedupError;
+
+        fn text(&self, id: usize) -> Result<Cow<'_, str>, DedupError> {
+            self.1.borrow_mut()[id] += 1;
+            Ok(Cow::Borrowed(self.0[id]))
+        }
+    }
+
+    #[test]
+    fn recent_texts_are_read_once_while_they_fit_the_budget() {
+        let texts = Counted(
+            vec!["Alpha ONE", "Beta, two", "Gamma three"],
+            std::cell::RefCell::new(vec![0; 3]),
+        );
+        let mut recent = RecentTexts::with_budget(18);
+        for id in [0, 1, 2, 0, 1, 2] {
+            assert_eq!(
+                &*recent.normalised(&texts, id).unwrap(),
+                normalise(texts.0[id as usize])
+            );
+        }
+        assert_eq!(
+            *texts.1.borrow(),
+            [1, 1, 2],
+            "the third text would pass 18 bytes"
+        );
+        assert_eq!(recent.bytes, "alpha one".len() + "beta two".len());
     }
 
     #[test]
