@@ -25,25 +25,34 @@ pub enum JsonlError {
     },
 }
 
+/// Bytes the streaming readers take from a file at a time.
+pub const CHUNK_BYTES: usize = 8 << 20;
+
 pub fn read<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, JsonlError> {
-    let read_err = |source| JsonlError::Read {
-        path: path.to_path_buf(),
-        source,
-    };
-    let file = open_file(path)?;
     let mut items = Vec::new();
-    for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
-        let line = line.map_err(read_err)?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        items.push(serde_json::from_str(&line).map_err(|e| JsonlError::Parse {
-            path: path.to_path_buf(),
-            line: n + 1,
-            message: e.to_string(),
-        })?);
-    }
+    for_each(path, |item| {
+        items.push(item);
+        Ok::<_, JsonlError>(())
+    })?;
     Ok(items)
+}
+
+/// Calls `each` with every record of `path`, in file order, holding one chunk of the file at a
+/// time.
+pub fn for_each<T: DeserializeOwned, E: From<JsonlError>>(
+    path: &Path,
+    mut each: impl FnMut(T) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut reader = ChunkReader::open(path)?;
+    loop {
+        let chunk = reader.next_chunk(CHUNK_BYTES)?;
+        if chunk.is_empty() {
+            return Ok(());
+        }
+        for line in chunk {
+            each(line.parse(path)?)?;
+        }
+    }
 }
 
 /// Where a record's line lies in its file, to read it back: its byte offset and length (no
@@ -99,7 +108,7 @@ fn open_file(path: &Path) -> Result<std::fs::File, JsonlError> {
     })
 }
 
-/// Whether a line holds nothing but whitespace, as [`read`] skips it.
+/// Whether a line holds nothing but whitespace (such lines are skipped).
 fn is_blank(bytes: &[u8]) -> bool {
     let trimmed = bytes.trim_ascii();
     match trimmed.first() {

@@ -95,9 +95,6 @@ fn assemble_reject(
     }
 }
 
-/// Bytes of the candidates file parsed at a time, on every core.
-const READ_CHUNK: usize = 8 << 20;
-
 /// What assemble keeps of a candidate while its file streams past: enough to order, dedup, trim
 /// and count it. Everything else is read back by its span when a record or a reject is written.
 struct Entry {
@@ -160,7 +157,7 @@ fn scan(path: &Path, references: &[Reference]) -> Result<Scanned> {
     let mut domain_ids: std::collections::HashMap<String, u32> = Default::default();
     let mut reader = ChunkReader::open(path)?;
     loop {
-        let chunk = reader.next_chunk(READ_CHUNK)?;
+        let chunk = reader.next_chunk(crate::jsonl::CHUNK_BYTES)?;
         if chunk.is_empty() {
             return Ok(scanned);
         }
@@ -863,20 +860,13 @@ fn copy_author_rejects(
     into: &mut crate::jsonl::Writer,
     counts: &mut RejectCounts,
 ) -> Result<()> {
-    let mut reader = ChunkReader::open(path)?;
-    loop {
-        let chunk = reader.next_chunk(READ_CHUNK)?;
-        if chunk.is_empty() {
-            return Ok(());
+    crate::jsonl::for_each(path, |reject: Reject| {
+        if reject.stage == "author" {
+            counts.count_author(&reject);
+            into.push(&reject)?;
         }
-        for line in chunk {
-            let reject: Reject = line.parse(path)?;
-            if reject.stage == "author" {
-                counts.count_author(&reject);
-                into.push(&reject)?;
-            }
-        }
-    }
+        Ok(())
+    })
 }
 
 fn describe_shortfall(s: &Shortfall) -> String {

@@ -16,7 +16,6 @@ use crate::templates::Templates;
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::path::Path;
 
 /// What one verifier said about one item.
 #[derive(Debug, Clone, Serialize)]
@@ -351,24 +350,6 @@ fn apply(
     Some(line)
 }
 
-/// Bytes of `authored.jsonl` read at a time: repair streams it twice (once for the requests,
-/// once to write `repaired.jsonl`) and never holds all its items.
-const READ_CHUNK: usize = 8 << 20;
-
-/// Calls `each` with every item of `path`, in file order.
-fn for_each_item(path: &Path, mut each: impl FnMut(Candidate) -> Result<()>) -> Result<()> {
-    let mut reader = crate::jsonl::ChunkReader::open(path)?;
-    loop {
-        let chunk = reader.next_chunk(READ_CHUNK)?;
-        if chunk.is_empty() {
-            return Ok(());
-        }
-        for line in chunk {
-            each(line.parse(path)?)?;
-        }
-    }
-}
-
 pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates) -> Result<StageEnd> {
     let config = ctx.config;
     let authored_path = ctx.out(AUTHORED);
@@ -386,9 +367,9 @@ pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates) -> Result<StageEnd> {
         }
     }
     let mut requests = Vec::new();
-    for_each_item(&authored_path, |item| {
+    crate::jsonl::for_each(&authored_path, |item: Candidate| {
         requests.extend(requests_of(config, templates, &item));
-        Ok(())
+        Ok::<_, Error>(())
     })?;
     crate::batch::check_request_count(config, requests.len())?;
     let guard = CostGuard {
@@ -405,11 +386,11 @@ pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates) -> Result<StageEnd> {
     };
     let mut repaired = crate::jsonl::Writer::create(&ctx.out(REPAIRED))?;
     let mut report = crate::jsonl::Writer::create(&ctx.out(REPAIR_REPORT))?;
-    for_each_item(&authored_path, |mut item| {
+    crate::jsonl::for_each(&authored_path, |mut item: Candidate| {
         if let Some(line) = apply(config, &mut item, &outcomes, &mut summary) {
             report.push(&line)?;
         }
-        Ok(repaired.push(&item)?)
+        repaired.push(&item)
     })?;
     for outcome in outcomes.values() {
         if let Outcome::Ok(body) = outcome {
