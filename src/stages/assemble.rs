@@ -128,11 +128,9 @@ impl FlaggedCandidate {
     }
 }
 
-/// The candidates file read once: an entry and a MinHash sketch per candidate, in file order.
+/// The candidates file read once: an entry per candidate, in file order.
 struct Scanned {
     entries: Vec<Entry>,
-    /// The references' sketches, then the candidates'.
-    sketches: Vec<dedup::Sketch>,
     domains: Vec<String>,
     authored: BTreeMap<Category, usize>,
     flagged: Vec<FlaggedCandidate>,
@@ -144,22 +142,23 @@ impl Scanned {
     }
 }
 
-/// Streams the candidates file; `references` are sketched first, so their ids come first.
-fn scan(path: &Path, references: &[Reference]) -> Result<Scanned> {
+/// Streams the candidates file: its entries, and the MinHash sketches of `references` then of
+/// the candidates (so the references' dedup ids come first).
+fn scan(path: &Path, references: &[Reference]) -> Result<(Scanned, Vec<dedup::Sketch>)> {
     let threads = crate::parallel::threads();
     let mut scanned = Scanned {
         entries: Vec::new(),
-        sketches: crate::parallel::map(references, threads, |r| dedup::sketch(&r.prompt)),
         domains: Vec::new(),
         authored: Category::ALL.iter().map(|c| (*c, 0)).collect(),
         flagged: Vec::new(),
     };
+    let mut sketches = crate::parallel::map(references, threads, |r| dedup::sketch(&r.prompt));
     let mut domain_ids: std::collections::HashMap<String, u32> = Default::default();
     let mut reader = ChunkReader::open(path)?;
     loop {
         let chunk = reader.next_chunk(crate::jsonl::CHUNK_BYTES)?;
         if chunk.is_empty() {
-            return Ok(scanned);
+            return Ok((scanned, sketches));
         }
         let parsed = crate::parallel::map(&chunk, threads, |line| {
             let candidate: Candidate = line.parse(path)?;
@@ -190,7 +189,7 @@ fn scan(path: &Path, references: &[Reference]) -> Result<Scanned> {
                 round: candidate.round,
                 needs_review: candidate.needs_review,
             });
-            scanned.sketches.push(sketch);
+            sketches.push(sketch);
         }
     }
 }
@@ -264,11 +263,12 @@ struct Filtered {
 /// survives.
 fn filter(
     config: &Config,
-    mut scanned: Scanned,
+    scanned: &Scanned,
+    mut sketches: Vec<dedup::Sketch>,
     references: &[Reference],
     file: &SpanReader,
     keep_flagged: bool,
-) -> Result<(Filtered, Scanned)> {
+) -> Result<Filtered> {
     let entries = &scanned.entries;
     let mut priority: Vec<u32> = (0..entries.len() as u32).collect();
     priority.sort_unstable_by(|&a, &b| {
@@ -281,7 +281,6 @@ fn filter(
             b,
         ))
     });
-    let mut sketches = std::mem::take(&mut scanned.sketches);
     permute(&mut sketches[references.len()..], &priority);
     let prompts = Prompts {
         references,
@@ -353,14 +352,11 @@ fn filter(
         }
         kept.push(entry);
     }
-    Ok((
-        Filtered {
-            kept,
-            dropped,
-            numbers,
-        },
-        scanned,
-    ))
+    Ok(Filtered {
+        kept,
+        dropped,
+        numbers,
+    })
 }
 
 /// Picks `want` items of one category: domains in a seeded order take turns, each domain's
@@ -622,8 +618,8 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<()> {
         copy_author_rejects(&rejects_path, &mut rejects, &mut reject_counts)?;
     }
     let file = SpanReader::open(&input_path)?;
-    let scanned = scan(&input_path, &references)?;
-    let (filtered, scanned) = filter(config, scanned, &references, &file, keep_flagged)?;
+    let (scanned, sketches) = scan(&input_path, &references)?;
+    let filtered = filter(config, &scanned, sketches, &references, &file, keep_flagged)?;
     for dropped in &filtered.dropped {
         reject_counts.count(
             scanned.entries[dropped.entry as usize].category,
