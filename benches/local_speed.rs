@@ -5,7 +5,8 @@
 //!
 //! `llama-bench` cannot be built from the llama.cpp sources that `llama-cpp-sys-2` vendors, so
 //! the reference row re-implements its `tg128` test through the same compiled llama.cpp: a
-//! warm-up decode, then 128 single-token decodes timed together.
+//! warm-up decode, then 128 single-token decodes timed together. It runs in a child process
+//! before the engine in every repetition, so drift in the machine's speed reaches both sides.
 //!
 //! Run it with `cargo bench --bench local_speed` (add `-- --quick` for one repetition at two
 //! threads). It prints a markdown table and writes `local.json` to `$SASEVAL_BENCH_OUT`
@@ -53,6 +54,8 @@ const _: () = assert!(
 const FLASH_ATTENTION_DISABLED: i32 = 0;
 const DEFAULT_MODEL: &str = "models/SmolLM2-135M-Instruct.Q4_1.gguf";
 const CONFIG_FILE: &str = "pipeline.local.toml";
+/// Set (to "THREADS CONTEXT_SIZE") in the child process that runs the llama.cpp reference.
+const REFERENCE_ENV: &str = "SASEVAL_LOCAL_SPEED_REFERENCE";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Case {
@@ -84,6 +87,17 @@ struct Measurement {
 }
 
 impl Measurement {
+    fn new(case: Case, threads: u32) -> Measurement {
+        let engine = matches!(case, Case::EngineJsonSchema | Case::EngineFreeText)
+            .then(EngineTokens::default);
+        Measurement {
+            case,
+            threads,
+            runs: Vec::new(),
+            engine,
+        }
+    }
+
     fn tokens_per_run(&self) -> u64 {
         self.engine
             .as_ref()
@@ -92,18 +106,21 @@ impl Measurement {
 }
 
 /// What an engine run produced, beyond its overall tokens/s.
+#[derive(Default)]
 struct EngineTokens {
     completion_tokens: u64,
     prompt_tokens: u64,
-    /// Estimated tokens/s of generation alone, per repetition (see [`engine_run`]).
+    evaluated_prompt_tokens: u64,
+    /// Tokens/s of generation alone, per repetition, from the engine's own timing.
     generation_runs: Vec<f64>,
+    /// Tokens/s of prompt evaluation, per repetition (evaluated tokens only).
+    prompt_runs: Vec<f64>,
 }
 
-/// The request bodies of one engine case: each full body, and the same body cut to one token.
+/// The request bodies of one engine case.
 struct Workload {
     case: Case,
     bodies: Vec<Value>,
-    probes: Vec<Value>,
 }
 
 /// Totals over the bodies of one engine run.
@@ -111,15 +128,10 @@ struct Workload {
 struct EngineRun {
     seconds: f64,
     prompt_tokens: u64,
+    evaluated_prompt_tokens: u64,
+    prompt_seconds: f64,
     completion_tokens: u64,
-    probe_seconds: f64,
-    probe_completion_tokens: u64,
-}
-
-struct Timed {
-    seconds: f64,
-    prompt_tokens: u64,
-    completion_tokens: u64,
+    generation_seconds: f64,
 }
 
 struct Spread {
@@ -139,15 +151,18 @@ fn main() -> ExitCode {
 }
 
 fn run() -> Result<(), String> {
+    let crate_root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let model_path = std::env::var_os("SASEVAL_TEST_MODEL")
+        .map_or_else(|| crate_root.join(DEFAULT_MODEL), PathBuf::from);
+    if let Ok(spec) = std::env::var(REFERENCE_ENV) {
+        return run_reference(&spec, &model_path);
+    }
     let quick = std::env::args().skip(1).any(|arg| arg == "--quick");
     let (thread_counts, repetitions) = if quick {
         (vec![QUICK_THREADS], 1)
     } else {
         (THREAD_COUNTS.to_vec(), REPETITIONS)
     };
-    let crate_root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let model_path = std::env::var_os("SASEVAL_TEST_MODEL")
-        .map_or_else(|| crate_root.join(DEFAULT_MODEL), PathBuf::from);
     if !model_path.is_file() {
         return Err(format!(
             "model file {} not found: run scripts/fetch-model.sh (or set SASEVAL_TEST_MODEL)",
@@ -160,10 +175,7 @@ fn run() -> Result<(), String> {
     let context_size = config.local.context_size;
 
     let load_at_start = load_average();
-    // llama.cpp's backend may be live only once at a time in a process, and the engine keeps
-    // its own for the life of the process: the reference runs first and frees its backend.
-    let mut measurements =
-        measure_llamacpp(&model_path, &thread_counts, context_size, repetitions)?;
+    let mut measurements = Vec::new();
     for &threads in &thread_counts {
         let settings = LocalSettings {
             model_path: model_path.clone(),
@@ -172,7 +184,7 @@ fn run() -> Result<(), String> {
             repeat_penalty: config.local.repeat_penalty,
             chat_template: None,
         };
-        measurements.extend(measure_engine(&settings, &workloads, repetitions)?);
+        measurements.extend(measure_threads(&settings, &workloads, repetitions)?);
     }
     measurements.sort_by_key(|measurement| (measurement.threads, measurement.case));
 
@@ -233,12 +245,7 @@ fn author_workloads(
 }
 
 fn workload(case: Case, bodies: Vec<Value>) -> Workload {
-    let probes = bodies.iter().map(|body| with_max_tokens(body, 1)).collect();
-    Workload {
-        case,
-        bodies,
-        probes,
-    }
+    Workload { case, bodies }
 }
 
 fn with_max_tokens(body: &Value, max_tokens: u32) -> Value {
@@ -250,61 +257,168 @@ fn with_max_tokens(body: &Value, max_tokens: u32) -> Value {
     body
 }
 
-/// llama-bench's `tg128` through the same llama.cpp the engine uses: one model, a context per
-/// thread count set up as the engine sets up its own, and per repetition an emptied KV cache and
-/// [`TG_TOKENS`] single-token decodes of the BOS token at positions 0, 1, 2, …
-fn measure_llamacpp(
-    model_path: &Path,
-    thread_counts: &[u32],
-    context_size: u32,
+/// Every case at one thread count. Each repetition runs the llama.cpp reference (in a child
+/// process, see [`reference_child`]) and then both engine workloads, so a machine that slows
+/// down during the run slows both sides alike.
+fn measure_threads(
+    settings: &LocalSettings,
+    workloads: &[Workload],
     repetitions: usize,
 ) -> Result<Vec<Measurement>, String> {
+    let mut engine = LocalEngine::load(settings).map_err(|e| e.to_string())?;
+    // The warm-up leaves in the KV cache what every later repetition starts from: the prompt of
+    // the last body (the free-text bodies share the JSON ones' prompts).
+    if let Some(last) = workloads
+        .first()
+        .and_then(|workload| workload.bodies.last())
+    {
+        engine
+            .complete(&with_max_tokens(last, 1))
+            .map_err(|e| e.to_string())?;
+    }
+    let threads = settings.threads;
+    let mut reference = [
+        Measurement::new(Case::LlamaCppTg128, threads),
+        Measurement::new(Case::LlamaCppTg128AtDepth, threads),
+    ];
+    let mut engine_rows: Vec<Measurement> = workloads
+        .iter()
+        .map(|workload| Measurement::new(workload.case, threads))
+        .collect();
+    for repetition in 1..=repetitions {
+        progress("llama.cpp reference", threads, repetition, repetitions);
+        let speeds = reference_child(settings)?;
+        for (row, speed) in reference.iter_mut().zip(speeds) {
+            row.runs.push(speed);
+        }
+        for (workload, row) in workloads.iter().zip(&mut engine_rows) {
+            progress(workload.case.name(), threads, repetition, repetitions);
+            let run = engine_run(&mut engine, workload)?;
+            row.runs.push(run.completion_tokens as f64 / run.seconds);
+            let tokens = row
+                .engine
+                .as_mut()
+                .expect("engine rows carry engine tokens");
+            tokens.completion_tokens = run.completion_tokens;
+            tokens.prompt_tokens = run.prompt_tokens;
+            tokens.evaluated_prompt_tokens = run.evaluated_prompt_tokens;
+            tokens
+                .generation_runs
+                .push(run.completion_tokens as f64 / run.generation_seconds);
+            tokens
+                .prompt_runs
+                .push(run.evaluated_prompt_tokens as f64 / run.prompt_seconds);
+        }
+    }
+    Ok(reference.into_iter().chain(engine_rows).collect())
+}
+
+/// Runs every body of `workload` once, in order, and sums what the engine says it spent.
+fn engine_run(engine: &mut LocalEngine, workload: &Workload) -> Result<EngineRun, String> {
+    let mut run = EngineRun::default();
+    for body in &workload.bodies {
+        let started = Instant::now();
+        let response = engine.complete(body).map_err(|e| e.to_string())?;
+        run.seconds += started.elapsed().as_secs_f64();
+        let timing = engine
+            .last_timing()
+            .ok_or("the engine kept no timing for a completed request")?;
+        run.prompt_tokens += usage(&response, "prompt_tokens")?;
+        run.completion_tokens += usage(&response, "completion_tokens")?;
+        run.evaluated_prompt_tokens += timing.evaluated_prompt_tokens as u64;
+        run.prompt_seconds += timing.prompt_evaluation.as_secs_f64();
+        run.generation_seconds += timing.generation.as_secs_f64();
+    }
+    Ok(run)
+}
+
+fn usage(response: &Value, field: &str) -> Result<u64, String> {
+    response["usage"][field]
+        .as_u64()
+        .ok_or_else(|| format!("the engine's response has no usage.{field}: {response}"))
+}
+
+/// One repetition of the llama.cpp reference, in a child process of this benchmark: llama.cpp's
+/// backend may be live only once in a process, and the engine holds this process's.
+fn reference_child(settings: &LocalSettings) -> Result<[f64; 2], String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this benchmark: {e}"))?;
+    let output = std::process::Command::new(exe)
+        .env(
+            REFERENCE_ENV,
+            format!("{} {}", settings.threads, settings.context_size),
+        )
+        .env("SASEVAL_TEST_MODEL", &settings.model_path)
+        .output()
+        .map_err(|e| format!("cannot run the llama.cpp reference: {e}"))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let speeds: Vec<f64> = stdout
+        .split_whitespace()
+        .filter_map(|word| word.parse().ok())
+        .collect();
+    match (output.status.success(), speeds.as_slice()) {
+        (true, &[at_zero, at_depth]) => Ok([at_zero, at_depth]),
+        _ => Err(format!(
+            "the llama.cpp reference failed ({}): {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        )),
+    }
+}
+
+/// The child's side of [`reference_child`]: prints the tokens/s of `tg128` and `tg128 @ d1400`.
+fn run_reference(spec: &str, model_path: &Path) -> Result<(), String> {
+    let numbers: Vec<u32> = spec
+        .split_whitespace()
+        .filter_map(|word| word.parse().ok())
+        .collect();
+    let &[threads, context_size] = numbers.as_slice() else {
+        return Err(format!(
+            "{REFERENCE_ENV} must be \"THREADS CONTEXT_SIZE\", got {spec:?}"
+        ));
+    };
+    let speeds = measure_llamacpp(model_path, threads, context_size)?;
+    println!("{} {}", speeds[0], speeds[1]);
+    Ok(())
+}
+
+/// llama-bench's `tg128` through the same llama.cpp the engine uses: the model, a context set up
+/// as the engine sets up its own, and [`TG_TOKENS`] single-token decodes of the BOS token at
+/// positions 0, 1, 2, …, then the same after [`TG_DEPTH`] positions put in the KV cache.
+fn measure_llamacpp(
+    model_path: &Path,
+    threads: u32,
+    context_size: u32,
+) -> Result<[f64; 2], String> {
     send_logs_to_tracing(LogOptions::default().with_logs_enabled(false));
     let backend = LlamaBackend::init().map_err(|e| format!("llama.cpp backend: {e}"))?;
     let model = LlamaModel::load_from_file(&backend, model_path, &LlamaModelParams::default())
         .map_err(|e| format!("cannot load {}: {e}", model_path.display()))?;
     let token = model.vocab().bos();
-    let mut measurements = Vec::new();
-    for &threads in thread_counts {
-        let llama_threads =
-            i32::try_from(threads).map_err(|e| format!("{threads} threads: {e}"))?;
-        let params = LlamaContextParams::default()
-            .with_n_ctx(NonZeroU32::new(context_size))
-            .with_n_batch(context_size)
-            .with_n_threads(llama_threads)
-            .with_n_threads_batch(llama_threads)
-            .with_flash_attention_policy(FLASH_ATTENTION_DISABLED);
-        let mut context = model
-            .new_context(&backend, params)
-            .map_err(|e| format!("cannot create a llama.cpp context: {e}"))?;
-        let mut batch = LlamaBatch::new(TG_DEPTH.max(1), 1);
-        decode_one(&mut context, &mut batch, token, 0)?;
-        for (case, depth) in [
-            (Case::LlamaCppTg128, 0),
-            (Case::LlamaCppTg128AtDepth, TG_DEPTH),
-        ] {
-            let mut runs = Vec::new();
-            for repetition in 1..=repetitions {
-                progress(case, threads, repetition, repetitions);
-                context.clear_kv_cache();
-                fill_kv_cache(&mut context, &mut batch, token, depth)?;
-                let started = Instant::now();
-                for position in depth..depth + TG_TOKENS {
-                    let position = i32::try_from(position).expect("positions fit in i32");
-                    decode_one(&mut context, &mut batch, token, position)?;
-                }
-                context.synchronize();
-                runs.push(TG_TOKENS as f64 / started.elapsed().as_secs_f64());
-            }
-            measurements.push(Measurement {
-                case,
-                threads,
-                runs,
-                engine: None,
-            });
+    let llama_threads = i32::try_from(threads).map_err(|e| format!("{threads} threads: {e}"))?;
+    let params = LlamaContextParams::default()
+        .with_n_ctx(NonZeroU32::new(context_size))
+        .with_n_batch(context_size)
+        .with_n_threads(llama_threads)
+        .with_n_threads_batch(llama_threads)
+        .with_flash_attention_policy(FLASH_ATTENTION_DISABLED);
+    let mut context = model
+        .new_context(&backend, params)
+        .map_err(|e| format!("cannot create a llama.cpp context: {e}"))?;
+    let mut batch = LlamaBatch::new(TG_DEPTH.max(1), 1);
+    decode_one(&mut context, &mut batch, token, 0)?;
+    let mut speeds = [0.0; 2];
+    for (speed, depth) in speeds.iter_mut().zip([0, TG_DEPTH]) {
+        context.clear_kv_cache();
+        fill_kv_cache(&mut context, &mut batch, token, depth)?;
+        let started = Instant::now();
+        for position in depth..depth + TG_TOKENS {
+            let position = i32::try_from(position).expect("positions fit in i32");
+            decode_one(&mut context, &mut batch, token, position)?;
         }
+        context.synchronize();
+        *speed = TG_TOKENS as f64 / started.elapsed().as_secs_f64();
     }
-    Ok(measurements)
+    Ok(speeds)
 }
 
 /// Puts `depth` positions of `token` in the KV cache in one batch (untimed).
@@ -344,96 +458,8 @@ fn decode_one(
         .map_err(|e| format!("llama.cpp decode: {e}"))
 }
 
-/// Both engine workloads on one engine (loaded once, warmed up by one short request), and
-/// their probes on a second one: a probe on the measured engine would evaluate the next
-/// request's prompt ahead of it, and the engine reuses the prompt prefix it holds.
-fn measure_engine(
-    settings: &LocalSettings,
-    workloads: &[Workload],
-    repetitions: usize,
-) -> Result<Vec<Measurement>, String> {
-    let mut engine = LocalEngine::load(settings).map_err(|e| e.to_string())?;
-    let mut probe_engine = LocalEngine::load(settings).map_err(|e| e.to_string())?;
-    if let Some(warm_up) = workloads
-        .first()
-        .and_then(|workload| workload.probes.first())
-    {
-        timed_completion(&mut engine, warm_up)?;
-        timed_completion(&mut probe_engine, warm_up)?;
-    }
-    let mut measurements = Vec::new();
-    for workload in workloads {
-        let mut runs = Vec::new();
-        let mut generation_runs = Vec::new();
-        let mut last = EngineRun::default();
-        for repetition in 1..=repetitions {
-            progress(workload.case, settings.threads, repetition, repetitions);
-            last = engine_run(&mut engine, &mut probe_engine, workload)?;
-            runs.push(last.completion_tokens as f64 / last.seconds);
-            generation_runs.push(
-                last.completion_tokens
-                    .saturating_sub(last.probe_completion_tokens) as f64
-                    / (last.seconds - last.probe_seconds),
-            );
-        }
-        measurements.push(Measurement {
-            case: workload.case,
-            threads: settings.threads,
-            runs,
-            engine: Some(EngineTokens {
-                completion_tokens: last.completion_tokens,
-                prompt_tokens: last.prompt_tokens,
-                generation_runs,
-            }),
-        });
-    }
-    Ok(measurements)
-}
-
-/// Runs every body of `workload` once in order, and each one-token probe in the same order on
-/// `probe_engine`, so both reuse the same prompt prefixes. `complete` cannot report how long
-/// its prompt evaluation took, so generation alone is estimated as the full requests' tokens
-/// and time minus the probes' (prompt evaluation, grammar setup, first token).
-fn engine_run(
-    engine: &mut LocalEngine,
-    probe_engine: &mut LocalEngine,
-    workload: &Workload,
-) -> Result<EngineRun, String> {
-    let mut run = EngineRun::default();
-    for (body, probe) in workload.bodies.iter().zip(&workload.probes) {
-        let probe = timed_completion(probe_engine, probe)?;
-        run.probe_seconds += probe.seconds;
-        run.probe_completion_tokens += probe.completion_tokens;
-        let full = timed_completion(engine, body)?;
-        run.seconds += full.seconds;
-        run.prompt_tokens += full.prompt_tokens;
-        run.completion_tokens += full.completion_tokens;
-    }
-    Ok(run)
-}
-
-fn timed_completion(engine: &mut LocalEngine, body: &Value) -> Result<Timed, String> {
-    let started = Instant::now();
-    let response = engine.complete(body).map_err(|e| e.to_string())?;
-    let seconds = started.elapsed().as_secs_f64();
-    Ok(Timed {
-        seconds,
-        prompt_tokens: usage(&response, "prompt_tokens")?,
-        completion_tokens: usage(&response, "completion_tokens")?,
-    })
-}
-
-fn usage(response: &Value, field: &str) -> Result<u64, String> {
-    response["usage"][field]
-        .as_u64()
-        .ok_or_else(|| format!("the engine's response has no usage.{field}: {response}"))
-}
-
-fn progress(case: Case, threads: u32, repetition: usize, repetitions: usize) {
-    eprintln!(
-        "local_speed: {} at {threads} thread(s), run {repetition}/{repetitions}",
-        case.name()
-    );
+fn progress(what: &str, threads: u32, repetition: usize, repetitions: usize) {
+    eprintln!("local_speed: {what} at {threads} thread(s), run {repetition}/{repetitions}");
 }
 
 /// The 1, 5 and 15 minute load averages, where the system reports them (Linux).
@@ -494,30 +520,36 @@ fn print_report(measurements: &[Measurement], categories: &[String], context_siz
         "\nEngine rows run {BODIES_PER_RUN} round-0 author requests of {CONFIG_FILE} ({}) with \
          max_tokens {MAX_TOKENS}, with response_format (grammar) or without it (free text); \
          tokens/s = completion tokens / wall time of LocalEngine::complete, which includes \
-         prompt evaluation. LocalEngine does not expose its prompt timing, so generation alone \
-         is estimated by subtracting the time and token of a max_tokens = 1 request of each body:\n",
+         prompt evaluation. Generation and prompt evaluation alone are the engine's own timing \
+         (LocalEngine::last_timing): generation runs from the first token picked to the last, \
+         and prompt evaluation counts only the tokens not kept from the previous request:\n",
         categories.join(", ")
     );
-    println!("| case | threads | prompt tokens per run | generation-only tokens/s (median, estimated) | min–max |");
+    println!("| case | threads | prompt tokens per run (evaluated) | prompt evaluation tokens/s (median, min–max) | generation tokens/s (median, min–max) |");
     println!("|---|---:|---:|---:|---:|");
     for measurement in measurements {
         if let Some(engine) = &measurement.engine {
-            let spread = spread(&engine.generation_runs);
+            let prompt = spread(&engine.prompt_runs);
+            let generation = spread(&engine.generation_runs);
             println!(
-                "| {} | {} | {} | {:.1} | {:.1}–{:.1} |",
+                "| {} | {} | {} ({}) | {:.1} ({:.1}–{:.1}) | {:.1} ({:.1}–{:.1}) |",
                 measurement.case.name(),
                 measurement.threads,
                 engine.prompt_tokens,
-                spread.median,
-                spread.min,
-                spread.max
+                engine.evaluated_prompt_tokens,
+                prompt.median,
+                prompt.min,
+                prompt.max,
+                generation.median,
+                generation.min,
+                generation.max
             );
         }
     }
     println!(
         "\nGeneration against llama.cpp's decode loop at the same depth and threads (medians):\n"
     );
-    println!("| case | threads | generation-only / llamacpp_tg128_d1400 |");
+    println!("| case | threads | generation / llamacpp_tg128_d1400 |");
     println!("|---|---:|---:|");
     for measurement in measurements {
         let reference = measurements.iter().find(|other| {
@@ -548,6 +580,8 @@ fn write_json(measurements: &[Measurement], out_dir: &Path) -> Result<PathBuf, S
                 "tokens_per_s_max": spread.max,
                 "runs": measurement.runs,
                 "completion_tokens": measurement.engine.as_ref().map(|engine| engine.completion_tokens),
+                "generation_tokens_per_s": measurement.engine.as_ref().map(|engine| engine.generation_runs.clone()),
+                "prompt_evaluation_tokens_per_s": measurement.engine.as_ref().map(|engine| engine.prompt_runs.clone()),
             })
         })
         .collect();

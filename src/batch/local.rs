@@ -5,6 +5,7 @@
 use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::context::LlamaContext;
@@ -100,6 +101,21 @@ pub struct LocalEngine {
     /// request's prompt and the tokens it generated. The next prompt evaluates only what
     /// follows the prefix it shares with them.
     evaluated: Vec<LlamaToken>,
+    last_timing: Option<RequestTiming>,
+}
+
+/// Where the time of one request went. It is kept beside the response, never in it: a response's
+/// bytes must not depend on how fast the machine was.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RequestTiming {
+    /// Prompt tokens whose keys and values were kept from the previous request.
+    pub reused_prompt_tokens: usize,
+    /// Prompt tokens evaluated for this request (the rest of the prompt).
+    pub evaluated_prompt_tokens: usize,
+    pub prompt_evaluation: Duration,
+    pub completion_tokens: usize,
+    /// From the first token picked to the last: sampling, grammar and single-token decodes.
+    pub generation: Duration,
 }
 
 impl std::fmt::Debug for LocalEngine {
@@ -154,12 +170,14 @@ impl LocalEngine {
             settings: settings.clone(),
             model_name,
             evaluated: Vec::new(),
+            last_timing: None,
         })
     }
 
     /// Runs one OpenAI chat-completion request body and returns an OpenAI `chat.completion`
     /// response body. The same body always yields the same bytes.
     pub fn complete(&mut self, body: &Value) -> Result<Value, LocalError> {
+        self.last_timing = None;
         let request = ChatRequest::parse(body)?;
         let prompt = self.render_prompt(&request.messages)?;
         let context_size = self.token_limit();
@@ -178,6 +196,7 @@ impl LocalEngine {
                 return Err(error);
             }
         };
+        self.last_timing = Some(generation.timing);
         let model = request.model.unwrap_or_else(|| self.model_name.clone());
         let content = String::from_utf8_lossy(&generation.text).into_owned();
         let prompt_tokens = prompt.len();
@@ -199,6 +218,12 @@ impl LocalEngine {
                 "total_tokens": prompt_tokens + completion_tokens,
             },
         }))
+    }
+
+    /// How the last successful [`LocalEngine::complete`] spent its time; `None` before the first
+    /// and after a failed one.
+    pub fn last_timing(&self) -> Option<RequestTiming> {
+        self.last_timing
     }
 
     /// Drops from the context every position after the longest prefix `prompt` shares with
@@ -305,6 +330,7 @@ impl LocalEngine {
         let vocab = self.model.vocab();
         let token_limit = self.token_limit() as usize;
         let context = &mut self.context;
+        let prompt_started = Instant::now();
         let mut batch = LlamaBatch::new(prompt.len() - reused, 1);
         let last = prompt.len().saturating_sub(1);
         for (position, token) in prompt.iter().enumerate().skip(reused) {
@@ -314,6 +340,8 @@ impl LocalEngine {
         }
         decode(context, &mut batch)?;
         self.evaluated = prompt.to_vec();
+        let prompt_evaluation = prompt_started.elapsed();
+        let generation_started = Instant::now();
 
         let mut text = Vec::new();
         let mut completion_tokens = 0_usize;
@@ -341,6 +369,13 @@ impl LocalEngine {
             text,
             completion_tokens,
             finish_reason,
+            timing: RequestTiming {
+                reused_prompt_tokens: reused,
+                evaluated_prompt_tokens: prompt.len() - reused,
+                prompt_evaluation,
+                completion_tokens,
+                generation: generation_started.elapsed(),
+            },
         })
     }
 }
@@ -497,6 +532,7 @@ struct Generation {
     text: Vec<u8>,
     completion_tokens: usize,
     finish_reason: FinishReason,
+    timing: RequestTiming,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -898,6 +934,49 @@ mod tests {
             shared[1] > 100 && shared[2] > 100,
             "the system prompt is reused: {shared:?}"
         );
+    }
+
+    #[test]
+    fn timing_counts_the_reused_and_evaluated_prompt_and_is_cleared_by_a_failure() {
+        let Some((model, _turn)) =
+            test_model("timing_counts_the_reused_and_evaluated_prompt_and_is_cleared_by_a_failure")
+        else {
+            return;
+        };
+        let mut engine = load_engine(&model, 2, 512);
+        let system = "You answer questions about enterprise software in one short line. ".repeat(4);
+        let ask = |question: &str| {
+            json!({
+                "messages": [
+                    {"role": "system", "content": system},
+                    {"role": "user", "content": question}
+                ],
+                "temperature": 0, "max_tokens": 8
+            })
+        };
+        assert_eq!(engine.last_timing(), None);
+        let mut timings = Vec::new();
+        for question in ["Which port does HTTPS use?", "Which port does SSH use?"] {
+            let reply = engine.complete(&ask(question)).expect("completion");
+            let timing = engine.last_timing().expect("a timing after a completion");
+            let usage = |field: &str| reply["usage"][field].as_u64().expect("usage") as usize;
+            assert_eq!(
+                timing.reused_prompt_tokens + timing.evaluated_prompt_tokens,
+                usage("prompt_tokens")
+            );
+            assert_eq!(timing.completion_tokens, usage("completion_tokens"));
+            assert!(timing.prompt_evaluation > Duration::ZERO);
+            assert!(timing.generation > Duration::ZERO);
+            timings.push(timing);
+        }
+        assert_eq!(timings[0].reused_prompt_tokens, 0);
+        assert!(
+            timings[1].reused_prompt_tokens > 40,
+            "the system message is reused: {timings:?}"
+        );
+        let too_long = json!({"messages": [{"role": "user", "content": "river ".repeat(600)}]});
+        assert!(engine.complete(&too_long).is_err());
+        assert_eq!(engine.last_timing(), None);
     }
 
     #[test]

@@ -47,10 +47,9 @@ pub async fn run(
             }
         };
         for (custom_id, hash, body) in work {
-            let started = std::time::Instant::now();
             let result = engine.complete(&body).map_err(|e| e.to_string());
             if tx
-                .send(Ok((custom_id, hash, result, started.elapsed())))
+                .send(Ok((custom_id, hash, result, engine.last_timing())))
                 .is_err()
             {
                 return;
@@ -63,7 +62,7 @@ pub async fn run(
         "{spinner} {prefix} [{elapsed_precise}] {bar:30} {pos}/{len} requests ({msg})",
     );
     bar.set_prefix(format!("job {job} (local)"));
-    let (mut tokens, mut seconds) = (0u64, 0f64);
+    let mut spent = TimeSpent::default();
     loop {
         let message = tokio::select! {
             m = rx.recv() => m,
@@ -73,38 +72,75 @@ pub async fn run(
             }
         };
         let Some(message) = message else { break };
-        let (custom_id, hash, result, elapsed) = message.map_err(|e| BatchError::LocalModel {
+        let (custom_id, hash, result, timing) = message.map_err(|e| BatchError::LocalModel {
             message: e.to_string(),
             usage: e.is_usage(),
         })?;
+        if let Some(timing) = timing {
+            tracing::debug!(custom_id, ?timing, "local request computed");
+            spent.add(&timing);
+        }
         let outcome = match result {
-            Ok(body) => {
-                tokens += body
-                    .pointer("/usage/completion_tokens")
-                    .and_then(serde_json::Value::as_u64)
-                    .unwrap_or(0);
-                Outcome::Ok(body)
-            }
+            Ok(body) => Outcome::Ok(body),
             Err(message) => Outcome::Failed(Failure {
                 code: "local_error".into(),
                 status: None,
                 message,
             }),
         };
-        seconds += elapsed.as_secs_f64();
         runner.cache.put(&custom_id, &hash, outcome, "local")?;
         crate::hooks::crash_point("local-result");
         bar.inc(1);
-        if seconds > 0.0 {
-            bar.set_message(format!("{:.1} tokens/s", tokens as f64 / seconds));
-        }
+        bar.set_message(format!(
+            "{:.1} tokens/s",
+            rate(spent.completion_tokens, spent.generation)
+        ));
     }
     bar.finish_and_clear();
     runner.printer.note(format!(
-        "job {job}: {total} request(s) computed locally, {tokens} tokens in {seconds:.1} s ({:.1} tokens/s)",
-        if seconds > 0.0 { tokens as f64 / seconds } else { 0.0 }
+        "job {job}: {total} request(s) computed locally; prompts: {} tokens kept from the previous \
+         request, {} evaluated in {:.1} s ({:.1} tokens/s); {} tokens generated in {:.1} s ({:.1} tokens/s)",
+        spent.reused_prompt_tokens,
+        spent.evaluated_prompt_tokens,
+        spent.prompt_evaluation.as_secs_f64(),
+        rate(spent.evaluated_prompt_tokens, spent.prompt_evaluation),
+        spent.completion_tokens,
+        spent.generation.as_secs_f64(),
+        rate(spent.completion_tokens, spent.generation),
     ));
     Ok(())
+}
+
+/// A job's [`RequestTiming`]s summed, for its progress bar and closing note.
+#[cfg(feature = "local")]
+#[derive(Default)]
+struct TimeSpent {
+    reused_prompt_tokens: usize,
+    evaluated_prompt_tokens: usize,
+    prompt_evaluation: std::time::Duration,
+    completion_tokens: usize,
+    generation: std::time::Duration,
+}
+
+#[cfg(feature = "local")]
+impl TimeSpent {
+    fn add(&mut self, timing: &super::local::RequestTiming) {
+        self.reused_prompt_tokens += timing.reused_prompt_tokens;
+        self.evaluated_prompt_tokens += timing.evaluated_prompt_tokens;
+        self.prompt_evaluation += timing.prompt_evaluation;
+        self.completion_tokens += timing.completion_tokens;
+        self.generation += timing.generation;
+    }
+}
+
+#[cfg(feature = "local")]
+fn rate(tokens: usize, spent: std::time::Duration) -> f64 {
+    let seconds = spent.as_secs_f64();
+    if seconds > 0.0 {
+        tokens as f64 / seconds
+    } else {
+        0.0
+    }
 }
 
 #[cfg(not(feature = "local"))]
