@@ -671,6 +671,40 @@ pub fn dry_run(config: &Config, templates: &Templates) -> Result<String, BatchEr
 mod tests {
     use super::*;
 
+    /// A provider's prompt cache (and the local engine's kept KV cache) reuses only the prefix
+    /// two requests share, so the shipped templates name the domain and the count last.
+    #[test]
+    fn requests_of_one_category_differ_only_in_their_last_line() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let config = Config::load(&root.join("pipeline.toml"), &[]).unwrap();
+        let templates = Templates::load(&root.join("prompts")).unwrap();
+        let requests = plan_round0(&config, &templates);
+        for category in Category::ALL {
+            let users: Vec<&str> = requests
+                .iter()
+                .filter(|r| r.category == category)
+                .map(|r| r.request.body()["messages"][1]["content"].as_str().unwrap())
+                .take(2)
+                .collect();
+            let [first, second] = users[..] else {
+                panic!("{category}: round 0 plans fewer than two requests");
+            };
+            assert_ne!(first, second, "{category}");
+            let shared = first
+                .char_indices()
+                .zip(second.chars())
+                .find(|((_, a), b)| a != b)
+                .map_or(first.len(), |((at, _), _)| at);
+            let rest = first[shared..].trim_end();
+            let before: Vec<char> = first[..shared].chars().rev().take(60).collect();
+            assert!(
+                !rest.contains('\n') && rest.len() < 80,
+                "{category}: the requests part after {:?}",
+                before.iter().rev().collect::<String>()
+            );
+        }
+    }
+
     #[test]
     fn json_schema_requests_carry_the_validation_rules_and_strict_only_on_request() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
