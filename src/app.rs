@@ -288,11 +288,14 @@ fn verify(cli: &Cli, path: &Path, check_actions: bool, printer: &Printer) -> Res
             .iter()
             .map(|(c, n)| format!("{c} {n}"))
             .collect();
+        let by_category = match counts.is_empty() {
+            true => String::new(),
+            false => format!(" ({})", counts.join(", ")),
+        };
         let mut msg = format!(
-            "verify: {} OK — {} records ({}), sha256 {}",
+            "verify: {} OK — {} records{by_category}, sha256 {}",
             target.display(),
             report.records,
-            counts.join(", "),
             report.sha256
         );
         if report.lacking_stale > 0 {

@@ -177,9 +177,60 @@ impl Templates {
     }
 }
 
+/// The prompts of the example items a category template shows: every line inside a fenced
+/// `json` block that is a JSON object with a `"prompt"` string. A model that copies one has
+/// written nothing new, and the example is public in the repository.
+pub fn example_prompts(template: &str) -> Vec<String> {
+    let mut prompts = Vec::new();
+    let mut in_json_fence = false;
+    for line in template.lines() {
+        let trimmed = line.trim();
+        if let Some(info) = trimmed.strip_prefix("```") {
+            in_json_fence = !in_json_fence && info.trim().eq_ignore_ascii_case("json");
+            continue;
+        }
+        if !in_json_fence {
+            continue;
+        }
+        if let Ok(serde_json::Value::Object(item)) = serde_json::from_str(trimmed) {
+            if let Some(serde_json::Value::String(prompt)) = item.get("prompt") {
+                prompts.push(prompt.clone());
+            }
+        }
+    }
+    prompts
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn example_prompts_are_the_prompt_strings_of_json_fenced_lines() {
+        let template = "Intro {\"prompt\": \"not fenced\"}\n\
+            ```json\n\
+            {\"prompt\": \"Which port?\", \"golds\": [\"5061\"]}\n\
+            not json\n\
+            [\"an array\"]\n\
+            {\"golds\": [\"no prompt\"]}\n\
+            ```\n\
+            ```text\n\
+            {\"prompt\": \"a text fence\"}\n\
+            ```\n\
+            ```JSON\n\
+            {\"prompt\": \"Second?\"}\n\
+            ```\n";
+        assert_eq!(example_prompts(template), ["Which port?", "Second?"]);
+    }
+
+    #[test]
+    fn every_shipped_category_template_shows_an_example_item() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts");
+        for category in Category::ALL {
+            let text = std::fs::read_to_string(dir.join(format!("{category}.md"))).unwrap();
+            assert_eq!(example_prompts(&text).len(), 1, "{category}");
+        }
+    }
 
     fn parse(text: &str) -> Result<Template, TemplateError> {
         Template::parse(

@@ -374,6 +374,13 @@ fn how_built(card: &mut String, info: &ReleaseInfo, records: &[ReleaseRecord]) {
         group(dedup.against_reference),
         group(info.per_category),
     );
+    if dedup.against_template_example > 0 {
+        let _ = writeln!(
+            card,
+            "   Of the duplicates, {} copied a category template's own example item.",
+            group(dedup.against_template_example)
+        );
+    }
     let flags = FlagCounts::of(records);
     let _ = writeln!(
         card,

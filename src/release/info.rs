@@ -141,6 +141,8 @@ pub struct DedupNumbers {
     pub near: usize,
     /// Duplicates of a prompt in an earlier release.
     pub against_reference: usize,
+    /// Copies of a category template's own example item.
+    pub against_template_example: usize,
     /// `_needs_review` items left out because `keep_flagged` was off.
     pub flagged_left_out: usize,
 }

@@ -28,10 +28,44 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// A prompt of an earlier release that candidates must not duplicate.
+/// A prompt that candidates must not duplicate.
 struct Reference {
     id: String,
     prompt: String,
+    origin: Origin,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Origin {
+    /// A record of an `--exclude` release.
+    EarlierRelease,
+    /// The example item of a category template, which a model may copy instead of writing.
+    TemplateExample,
+}
+
+/// The example items of the category templates in `prompts_dir`; a template that does not
+/// exist there (assemble may run without the authoring templates) shows none.
+fn template_examples(prompts_dir: &Path) -> Result<Vec<Reference>> {
+    let mut examples = Vec::new();
+    for category in Category::ALL {
+        let name = format!("{category}.md");
+        let path = prompts_dir.join(&name);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(source) => return Err(Error::Read { path, source }),
+        };
+        examples.extend(
+            crate::templates::example_prompts(&text)
+                .into_iter()
+                .map(|prompt| Reference {
+                    id: format!("the example item of {name}"),
+                    prompt,
+                    origin: Origin::TemplateExample,
+                }),
+        );
+    }
+    Ok(examples)
 }
 
 /// Reads the prompts of an earlier release JSONL (`--exclude`).
@@ -70,6 +104,7 @@ fn read_reference(path: &Path) -> Result<Vec<Reference>> {
         refs.push(Reference {
             id,
             prompt: prompt.to_string(),
+            origin: Origin::EarlierRelease,
         });
     }
     Ok(refs)
@@ -302,29 +337,40 @@ fn filter(
     let mut is_dropped = vec![false; entries.len()];
     for drop in &drops {
         is_dropped[drop.index] = true;
-        let (with, origin) = match drop.against {
+        let (with, described) = match drop.against {
             Against::Reference(r) => {
-                numbers.against_reference += 1;
-                (references[r].id.clone(), "an earlier release's prompt")
+                let reference = &references[r];
+                let described = match reference.origin {
+                    Origin::EarlierRelease => {
+                        numbers.against_reference += 1;
+                        format!("an earlier release's prompt {}", reference.id)
+                    }
+                    Origin::TemplateExample => {
+                        numbers.against_template_example += 1;
+                        reference.id.clone()
+                    }
+                };
+                (reference.id.clone(), described)
             }
-            Against::Candidate(c) => (
-                entries[priority[c] as usize].id.to_string(),
-                "a kept candidate",
-            ),
+            Against::Candidate(c) => {
+                let id = entries[priority[c] as usize].id.to_string();
+                let described = format!("a kept candidate {id}");
+                (id, described)
+            }
         };
         let (reason, detail) = match drop.kind {
             DupKind::Exact => {
                 numbers.exact += 1;
                 (
                     "duplicate_exact",
-                    format!("same prompt as {origin} {with} after normalisation"),
+                    format!("same prompt as {described} after normalisation"),
                 )
             }
             DupKind::Near { similarity } => {
                 numbers.near += 1;
                 (
                     "duplicate_near",
-                    format!("near-duplicate of {origin} {with} (Jaccard {similarity:.3})"),
+                    format!("near-duplicate of {described} (Jaccard {similarity:.3})"),
                 )
             }
         };
@@ -607,7 +653,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<()> {
     let config = ctx.config;
     let keep_flagged = args.keep_flagged || config.assemble.keep_flagged;
     let (input_path, audit_summary) = input(ctx)?;
-    let mut references = Vec::new();
+    let mut references = template_examples(&config.author.prompts_dir)?;
     for path in &args.excludes {
         references.extend(read_reference(path)?);
     }
@@ -768,8 +814,12 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<()> {
         written.sha256,
         ctx.out_dir().display()
     )];
+    let copied_examples = match info.dedup.against_template_example {
+        0 => String::new(),
+        n => format!(", {n} copying a template's example item"),
+    };
     lines.push(format!(
-        "  dropped: {} exact and {} near duplicates ({} against earlier releases), {} flagged item(s) left out",
+        "  dropped: {} exact and {} near duplicates ({} against earlier releases{copied_examples}), {} flagged item(s) left out",
         info.dedup.exact, info.dedup.near, info.dedup.against_reference, info.dedup.flagged_left_out
     ));
     for s in &info.shortfall {

@@ -13,7 +13,7 @@ use saseval_testkit::replies;
 
 use crate::bar::Bar;
 use crate::responders::{good_responder, repair_responder};
-use crate::world::{count_by_category, release_bytes, World};
+use crate::world::{count_by_category, release_bytes, repo, World};
 
 #[test]
 fn run_writes_a_verified_reproducible_release() {
@@ -142,6 +142,58 @@ fn exclude_drops_near_duplicates_of_an_earlier_release() {
     );
     let records = world.read_jsonl("saseval_v2_prompts.jsonl");
     assert!(records.iter().all(|r| r["prompt"] != victim["prompt"]));
+}
+
+#[test]
+fn a_candidate_copying_its_templates_example_item_is_dropped() {
+    let prompts = tempfile::tempdir().expect("temp dir");
+    for entry in std::fs::read_dir(repo().join("tests/fixtures/prompts")).expect("fixtures") {
+        let path = entry.expect("entry").path();
+        std::fs::copy(&path, prompts.path().join(path.file_name().expect("name"))).expect("copy");
+    }
+    let fake = FakeApi::start(good_responder());
+    let world = World::new(&fake)
+        .set("assemble.allow_short=true")
+        .set(&format!("author.prompts_dir={}", prompts.path().display()));
+    world.run(&["author"]).success();
+    world.run(&["repair"]).success();
+    world.run(&["audit"]).success();
+    let authored = world.read_jsonl("authored.jsonl");
+    let victim = authored
+        .iter()
+        .find(|i| i["category"] == "technical_code")
+        .expect("an item");
+    let example = serde_json::json!({"prompt": victim["prompt"], "golds": ["x"]});
+    let template = prompts.path().join("technical_code.md");
+    let mut text = std::fs::read_to_string(&template).expect("template");
+    text.push_str(&format!("\n## Example item\n```json\n{example}\n```\n"));
+    std::fs::write(&template, text).expect("show an example item");
+
+    world.run(&["assemble"]).success();
+    let rejects = world.read_jsonl("rejects.jsonl");
+    assert!(
+        rejects.iter().any(|r| r["item_id"] == victim["id"]
+            && r["collided_with"] == "the example item of technical_code.md"
+            && r["reason"] == "duplicate_exact"),
+        "the copy of the template's example is dropped"
+    );
+    let records = world.read_jsonl("saseval_v2_prompts.jsonl");
+    assert!(records.iter().all(|r| r["prompt"] != victim["prompt"]));
+    let manifest: Value = serde_json::from_str(
+        &std::fs::read_to_string(world.out().join("manifest.json")).expect("manifest"),
+    )
+    .expect("manifest JSON");
+    assert_eq!(
+        manifest["dedup"]["against_template_example"], 1,
+        "{}",
+        manifest["dedup"]
+    );
+    assert_eq!(manifest["dedup"]["against_reference"], 0);
+    let card = std::fs::read_to_string(world.out().join("README.md")).expect("card");
+    assert!(
+        card.contains("1 copied a category template's own example item"),
+        "{card}"
+    );
 }
 
 #[test]
