@@ -11,7 +11,7 @@ use saseval_testkit::replies;
 
 use crate::bar::Bar;
 use crate::responders::{author_slot, good_responder, template_field};
-use crate::world::{count_by_category, repo, run_killed_after, World};
+use crate::world::{count_by_category, fixture_prompts_copy, repo, run_killed_after, World};
 
 #[test]
 fn planted_defects_land_in_rejects_with_their_reason() {
@@ -173,12 +173,7 @@ fn a_model_writing_other_surface_forms_and_junk_fills_every_category_and_release
 
 #[test]
 fn a_template_edited_to_other_speaker_labels_still_fills_its_category() {
-    let prompts = tempfile::tempdir().expect("temp dir");
-    for entry in std::fs::read_dir(repo().join("tests/fixtures/prompts")).expect("fixtures") {
-        let path = entry.expect("entry").path();
-        let name = path.file_name().expect("file name");
-        std::fs::copy(&path, prompts.path().join(name)).expect("copy");
-    }
+    let prompts = fixture_prompts_copy();
     std::fs::write(
         prompts.path().join("conversational.md"),
         "category=conversational labels=User:/Assistant: count={{count}} domain={{domain}} words={{max_gold_words}}\n",

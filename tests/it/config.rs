@@ -8,7 +8,7 @@ use saseval_testkit::fake_api::FakeApi;
 
 use crate::bar::Bar;
 use crate::responders::good_responder;
-use crate::world::{repo, Run, World};
+use crate::world::{fixture_prompts_copy, repo, Run, World};
 
 #[test]
 fn config_errors_exit_2_naming_the_key_before_any_request() {
@@ -105,13 +105,7 @@ fn absurd_numbers_credentials_in_the_url_and_bad_sets_are_exit_2_before_any_requ
 
 #[test]
 fn template_with_unknown_placeholder_is_exit_2_naming_the_file() {
-    let prompts = tempfile::tempdir().expect("temp dir");
-    for entry in std::fs::read_dir(repo().join("tests/fixtures/prompts"))
-        .expect("fixtures")
-        .flatten()
-    {
-        std::fs::copy(entry.path(), prompts.path().join(entry.file_name())).expect("copy");
-    }
+    let prompts = fixture_prompts_copy();
     std::fs::write(
         prompts.path().join("memory_recall.md"),
         "{{count}} {{domain}} {{colour}}",
@@ -128,13 +122,7 @@ fn template_with_unknown_placeholder_is_exit_2_naming_the_file() {
 
 #[test]
 fn an_oversized_or_endless_template_is_exit_2_naming_the_file() {
-    let prompts = tempfile::tempdir().expect("temp dir");
-    for entry in std::fs::read_dir(repo().join("tests/fixtures/prompts"))
-        .expect("fixtures")
-        .flatten()
-    {
-        std::fs::copy(entry.path(), prompts.path().join(entry.file_name())).expect("copy");
-    }
+    let prompts = fixture_prompts_copy();
     let template = prompts.path().join("reasoning.md");
     let big = format!("{{{{count}}}} {{{{domain}}}} {}", "x".repeat(2 << 20));
     std::fs::write(&template, big).expect("write");

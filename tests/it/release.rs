@@ -13,7 +13,7 @@ use saseval_testkit::replies;
 
 use crate::bar::Bar;
 use crate::responders::{good_responder, repair_responder};
-use crate::world::{count_by_category, release_bytes, repo, World};
+use crate::world::{count_by_category, fixture_prompts_copy, release_bytes, World};
 
 #[test]
 fn run_writes_a_verified_reproducible_release() {
@@ -112,14 +112,7 @@ print("datasets OK", len(ds))
 fn exclude_drops_near_duplicates_of_an_earlier_release() {
     let fake = FakeApi::start(good_responder());
     let world = World::new(&fake).set("assemble.allow_short=true");
-    world.run(&["author"]).success();
-    world.run(&["repair"]).success();
-    world.run(&["audit"]).success();
-    let authored = world.read_jsonl("authored.jsonl");
-    let victim = authored
-        .iter()
-        .find(|i| i["category"] == "technical_code")
-        .expect("an item");
+    let victim = &audited_technical_code_item(&world);
     let earlier = world.dir.path().join("v1.jsonl");
     let near_copy = format!("{} Thanks!", victim["prompt"].as_str().expect("prompt"));
     std::fs::write(
@@ -144,25 +137,26 @@ fn exclude_drops_near_duplicates_of_an_earlier_release() {
     assert!(records.iter().all(|r| r["prompt"] != victim["prompt"]));
 }
 
+/// Runs author, repair and audit, and returns the first technical_code item authored.
+fn audited_technical_code_item(world: &World) -> Value {
+    world.run(&["author"]).success();
+    world.run(&["repair"]).success();
+    world.run(&["audit"]).success();
+    world
+        .read_jsonl("authored.jsonl")
+        .into_iter()
+        .find(|i| i["category"] == "technical_code")
+        .expect("an item")
+}
+
 #[test]
 fn a_candidate_copying_its_templates_example_item_is_dropped() {
-    let prompts = tempfile::tempdir().expect("temp dir");
-    for entry in std::fs::read_dir(repo().join("tests/fixtures/prompts")).expect("fixtures") {
-        let path = entry.expect("entry").path();
-        std::fs::copy(&path, prompts.path().join(path.file_name().expect("name"))).expect("copy");
-    }
+    let prompts = fixture_prompts_copy();
     let fake = FakeApi::start(good_responder());
     let world = World::new(&fake)
         .set("assemble.allow_short=true")
         .set(&format!("author.prompts_dir={}", prompts.path().display()));
-    world.run(&["author"]).success();
-    world.run(&["repair"]).success();
-    world.run(&["audit"]).success();
-    let authored = world.read_jsonl("authored.jsonl");
-    let victim = authored
-        .iter()
-        .find(|i| i["category"] == "technical_code")
-        .expect("an item");
+    let victim = &audited_technical_code_item(&world);
     let example = serde_json::json!({"prompt": victim["prompt"], "golds": ["x"]});
     let template = prompts.path().join("technical_code.md");
     let mut text = std::fs::read_to_string(&template).expect("template");

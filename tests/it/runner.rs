@@ -13,7 +13,9 @@ use saseval_testkit::fake_api::{
 
 use crate::bar::Bar;
 use crate::responders::{good_responder, responder_with_one_failure};
-use crate::world::{all_files, count_by_category, read_jsonl, repo, World, CATEGORIES, KEY};
+use crate::world::{
+    all_files, count_by_category, fixture_prompts_copy, read_jsonl, World, CATEGORIES, KEY,
+};
 
 #[test]
 fn author_fills_every_category_and_a_rerun_makes_no_request() {
@@ -79,13 +81,7 @@ fn no_wait_submits_and_exits_then_a_rerun_collects() {
 #[test]
 fn changing_one_template_resends_only_its_requests() {
     let fake = FakeApi::start(good_responder());
-    let prompts = tempfile::tempdir().expect("temp dir");
-    for entry in std::fs::read_dir(repo().join("tests/fixtures/prompts"))
-        .expect("fixtures")
-        .flatten()
-    {
-        std::fs::copy(entry.path(), prompts.path().join(entry.file_name())).expect("copy");
-    }
+    let prompts = fixture_prompts_copy();
     let world = World::new(&fake).set(&format!("author.prompts_dir={}", prompts.path().display()));
     world.run(&["author"]).success();
     let first = fake.counters().lines_in_batches;

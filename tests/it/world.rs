@@ -37,6 +37,17 @@ pub(crate) struct World {
     sets: Vec<String>,
 }
 
+/// A temporary copy of the fixture templates, for a test that edits one.
+pub(crate) fn fixture_prompts_copy() -> tempfile::TempDir {
+    let prompts = tempfile::tempdir().expect("temp dir");
+    for entry in std::fs::read_dir(repo().join("tests/fixtures/prompts")).expect("fixtures") {
+        let path = entry.expect("entry").path();
+        let name = path.file_name().expect("file name");
+        std::fs::copy(&path, prompts.path().join(name)).expect("copy");
+    }
+    prompts
+}
+
 impl World {
     pub(crate) fn new(fake: &FakeApi) -> World {
         World::with_url(fake.base_url())
