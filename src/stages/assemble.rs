@@ -1,7 +1,8 @@
-//! The assemble stage: drops exact and near-duplicate prompts (also against earlier releases),
-//! leaves out flagged items unless asked to keep them, trims each category to
-//! `release.per_category` with a seeded, domain-balanced choice, attaches target actions, and
-//! writes the hashed release with its manifest, card, Croissant metadata and report.
+//! The assemble stage: drops exact and near-duplicate prompts (also against earlier releases and
+//! the category templates' example items), leaves out flagged items unless asked to keep them,
+//! trims each category to `release.per_category` with a seeded, domain-balanced choice, attaches
+//! target actions, and writes the hashed release with its manifest, card, Croissant metadata and
+//! report.
 
 use super::audit::{self, ReportLine};
 use super::{
