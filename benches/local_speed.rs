@@ -25,7 +25,7 @@ use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::{send_logs_to_tracing, LogOptions};
-use saseval_gen::batch::local::{LocalEngine, LocalSettings};
+use saseval_gen::batch::local::{LocalEngine, LocalSettings, RequestTiming};
 use saseval_gen::config::Config;
 use saseval_gen::stages::author::plan_round0;
 use saseval_gen::templates::Templates;
@@ -123,15 +123,11 @@ struct Workload {
     bodies: Vec<Value>,
 }
 
-/// Totals over the bodies of one engine run.
+/// Totals over the bodies of one engine run: wall time of `complete`, and the engine's own timing.
 #[derive(Default)]
 struct EngineRun {
     seconds: f64,
-    prompt_tokens: u64,
-    evaluated_prompt_tokens: u64,
-    prompt_seconds: f64,
-    completion_tokens: u64,
-    generation_seconds: f64,
+    timing: RequestTiming,
 }
 
 struct Spread {
@@ -293,21 +289,20 @@ fn measure_threads(
         }
         for (workload, row) in workloads.iter().zip(&mut engine_rows) {
             progress(workload.case.name(), threads, repetition, repetitions);
-            let run = engine_run(&mut engine, workload)?;
-            row.runs.push(run.completion_tokens as f64 / run.seconds);
+            let EngineRun { seconds, timing } = engine_run(&mut engine, workload)?;
+            row.runs.push(timing.completion_tokens as f64 / seconds);
             let tokens = row
                 .engine
                 .as_mut()
                 .expect("engine rows carry engine tokens");
-            tokens.completion_tokens = run.completion_tokens;
-            tokens.prompt_tokens = run.prompt_tokens;
-            tokens.evaluated_prompt_tokens = run.evaluated_prompt_tokens;
+            tokens.completion_tokens = timing.completion_tokens as u64;
+            tokens.prompt_tokens =
+                (timing.reused_prompt_tokens + timing.evaluated_prompt_tokens) as u64;
+            tokens.evaluated_prompt_tokens = timing.evaluated_prompt_tokens as u64;
             tokens
                 .generation_runs
-                .push(run.completion_tokens as f64 / run.generation_seconds);
-            tokens
-                .prompt_runs
-                .push(run.evaluated_prompt_tokens as f64 / run.prompt_seconds);
+                .push(timing.generation_tokens_per_second());
+            tokens.prompt_runs.push(timing.prompt_tokens_per_second());
         }
     }
     Ok(reference.into_iter().chain(engine_rows).collect())
@@ -318,24 +313,14 @@ fn engine_run(engine: &mut LocalEngine, workload: &Workload) -> Result<EngineRun
     let mut run = EngineRun::default();
     for body in &workload.bodies {
         let started = Instant::now();
-        let response = engine.complete(body).map_err(|e| e.to_string())?;
+        engine.complete(body).map_err(|e| e.to_string())?;
         run.seconds += started.elapsed().as_secs_f64();
         let timing = engine
             .last_timing()
             .ok_or("the engine kept no timing for a completed request")?;
-        run.prompt_tokens += usage(&response, "prompt_tokens")?;
-        run.completion_tokens += usage(&response, "completion_tokens")?;
-        run.evaluated_prompt_tokens += timing.evaluated_prompt_tokens as u64;
-        run.prompt_seconds += timing.prompt_evaluation.as_secs_f64();
-        run.generation_seconds += timing.generation.as_secs_f64();
+        run.timing.add(&timing);
     }
     Ok(run)
-}
-
-fn usage(response: &Value, field: &str) -> Result<u64, String> {
-    response["usage"][field]
-        .as_u64()
-        .ok_or_else(|| format!("the engine's response has no usage.{field}: {response}"))
 }
 
 /// One repetition of the llama.cpp reference, in a child process of this benchmark: llama.cpp's

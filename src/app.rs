@@ -288,9 +288,10 @@ fn verify(cli: &Cli, path: &Path, check_actions: bool, printer: &Printer) -> Res
             .iter()
             .map(|(c, n)| format!("{c} {n}"))
             .collect();
-        let by_category = match counts.is_empty() {
-            true => String::new(),
-            false => format!(" ({})", counts.join(", ")),
+        let by_category = if counts.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", counts.join(", "))
         };
         let mut msg = format!(
             "verify: {} OK — {} records{by_category}, sha256 {}",

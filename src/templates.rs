@@ -157,12 +157,17 @@ pub struct Templates {
     pub verify: Template,
 }
 
+/// The file in `author.prompts_dir` that holds a category's authoring template.
+pub fn category_file(category: Category) -> String {
+    format!("{category}.md")
+}
+
 impl Templates {
     pub fn load(dir: &Path) -> Result<Templates, TemplateError> {
         let system = Template::load(&dir.join("system.md"), &[], &[])?;
         let mut categories = BTreeMap::new();
         for category in Category::ALL {
-            let path = dir.join(format!("{category}.md"));
+            let path = dir.join(category_file(category));
             categories.insert(
                 category,
                 Template::load(&path, AUTHOR_REQUIRED, AUTHOR_ALLOWED)?,
@@ -227,7 +232,7 @@ mod tests {
     fn every_shipped_category_template_shows_an_example_item() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts");
         for category in Category::ALL {
-            let text = std::fs::read_to_string(dir.join(format!("{category}.md"))).unwrap();
+            let text = std::fs::read_to_string(dir.join(category_file(category))).unwrap();
             assert_eq!(example_prompts(&text).len(), 1, "{category}");
         }
     }

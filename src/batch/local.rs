@@ -104,9 +104,10 @@ pub struct LocalEngine {
     last_timing: Option<RequestTiming>,
 }
 
-/// Where the time of one request went. It is kept beside the response, never in it: a response's
-/// bytes must not depend on how fast the machine was.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// Where the time of one request (or, summed with [`RequestTiming::add`], of a job) went. It is
+/// kept beside the response, never in it: a response's bytes must not depend on how fast the
+/// machine was.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct RequestTiming {
     /// Prompt tokens whose keys and values were kept from the previous request.
     pub reused_prompt_tokens: usize,
@@ -116,6 +117,35 @@ pub struct RequestTiming {
     pub completion_tokens: usize,
     /// From the first token picked to the last: sampling, grammar and single-token decodes.
     pub generation: Duration,
+}
+
+impl RequestTiming {
+    pub fn add(&mut self, other: &RequestTiming) {
+        self.reused_prompt_tokens += other.reused_prompt_tokens;
+        self.evaluated_prompt_tokens += other.evaluated_prompt_tokens;
+        self.prompt_evaluation += other.prompt_evaluation;
+        self.completion_tokens += other.completion_tokens;
+        self.generation += other.generation;
+    }
+
+    /// Evaluated prompt tokens per second (0 when no time was spent).
+    pub fn prompt_tokens_per_second(&self) -> f64 {
+        per_second(self.evaluated_prompt_tokens, self.prompt_evaluation)
+    }
+
+    /// Generated tokens per second (0 when no time was spent).
+    pub fn generation_tokens_per_second(&self) -> f64 {
+        per_second(self.completion_tokens, self.generation)
+    }
+}
+
+fn per_second(tokens: usize, spent: Duration) -> f64 {
+    let seconds = spent.as_secs_f64();
+    if seconds > 0.0 {
+        tokens as f64 / seconds
+    } else {
+        0.0
+    }
 }
 
 impl std::fmt::Debug for LocalEngine {

@@ -10,7 +10,7 @@ pub async fn run(
     job: &str,
     pending: &[&Request],
 ) -> Result<(), BatchError> {
-    use super::local::{LocalEngine, LocalSettings};
+    use super::local::{LocalEngine, LocalSettings, RequestTiming};
     use super::{Failure, Outcome};
 
     let local = &runner.config.local;
@@ -62,7 +62,7 @@ pub async fn run(
         "{spinner} {prefix} [{elapsed_precise}] {bar:30} {pos}/{len} requests ({msg})",
     );
     bar.set_prefix(format!("job {job} (local)"));
-    let mut spent = TimeSpent::default();
+    let mut spent = RequestTiming::default();
     loop {
         let message = tokio::select! {
             m = rx.recv() => m,
@@ -93,7 +93,7 @@ pub async fn run(
         bar.inc(1);
         bar.set_message(format!(
             "{:.1} tokens/s",
-            rate(spent.completion_tokens, spent.generation)
+            spent.generation_tokens_per_second()
         ));
     }
     bar.finish_and_clear();
@@ -103,44 +103,12 @@ pub async fn run(
         spent.reused_prompt_tokens,
         spent.evaluated_prompt_tokens,
         spent.prompt_evaluation.as_secs_f64(),
-        rate(spent.evaluated_prompt_tokens, spent.prompt_evaluation),
+        spent.prompt_tokens_per_second(),
         spent.completion_tokens,
         spent.generation.as_secs_f64(),
-        rate(spent.completion_tokens, spent.generation),
+        spent.generation_tokens_per_second(),
     ));
     Ok(())
-}
-
-/// A job's [`RequestTiming`]s summed, for its progress bar and closing note.
-#[cfg(feature = "local")]
-#[derive(Default)]
-struct TimeSpent {
-    reused_prompt_tokens: usize,
-    evaluated_prompt_tokens: usize,
-    prompt_evaluation: std::time::Duration,
-    completion_tokens: usize,
-    generation: std::time::Duration,
-}
-
-#[cfg(feature = "local")]
-impl TimeSpent {
-    fn add(&mut self, timing: &super::local::RequestTiming) {
-        self.reused_prompt_tokens += timing.reused_prompt_tokens;
-        self.evaluated_prompt_tokens += timing.evaluated_prompt_tokens;
-        self.prompt_evaluation += timing.prompt_evaluation;
-        self.completion_tokens += timing.completion_tokens;
-        self.generation += timing.generation;
-    }
-}
-
-#[cfg(feature = "local")]
-fn rate(tokens: usize, spent: std::time::Duration) -> f64 {
-    let seconds = spent.as_secs_f64();
-    if seconds > 0.0 {
-        tokens as f64 / seconds
-    } else {
-        0.0
-    }
 }
 
 #[cfg(not(feature = "local"))]

@@ -49,7 +49,7 @@ enum Origin {
 fn template_examples(prompts_dir: &Path) -> Result<Vec<Reference>> {
     let mut examples = Vec::new();
     for category in Category::ALL {
-        let name = format!("{category}.md");
+        let name = crate::templates::category_file(category);
         let path = prompts_dir.join(&name);
         let text = match std::fs::read_to_string(&path) {
             Ok(text) => text,
