@@ -15,6 +15,7 @@ use saseval_gen::dedup::{self, DedupConfig, Method};
 use saseval_gen::jsonl;
 use saseval_gen::record::Candidate;
 use saseval_gen::stages::author;
+use saseval_gen::templates::Templates;
 use saseval_gen::ui::Printer;
 use saseval_testkit::{fake_api, synth};
 use serde_json::{json, Value};
@@ -439,6 +440,9 @@ fn parse_validate(dir: &Path, lines: usize) -> BenchResult<Value> {
     let config = config(&[])?;
     let run = fresh(dir)?;
     let output = dir.join("output.jsonl");
+    let templates = Templates::load(&config.author.prompts_dir).map_err(err("templates"))?;
+    let examples = author::TemplateExamples::of(&templates, config.assemble.near_dup_threshold)
+        .map_err(err("template examples"))?;
     let (requests, keys) = synth::author_job(lines);
     let started = Instant::now();
     let mut cache = Cache::open(&run.join("cache.jsonl")).map_err(err("cache"))?;
@@ -458,6 +462,7 @@ fn parse_validate(dir: &Path, lines: usize) -> BenchResult<Value> {
     let mut rejects = jsonl::Writer::create(&run.join("rejects.jsonl")).map_err(err("rejects"))?;
     let derived = author::derive(
         &config,
+        &examples,
         &requests,
         |r| Ok(cache.get(&r.custom_id, r.body_hash())?),
         &mut candidates,

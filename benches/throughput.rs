@@ -10,6 +10,7 @@ use saseval_gen::config::Config;
 use saseval_gen::dedup::{self, DedupConfig, Method};
 use saseval_gen::jsonl;
 use saseval_gen::stages::author;
+use saseval_gen::templates::Templates;
 use saseval_gen::validate::{self, Rules};
 use saseval_testkit::synth;
 use std::hint::black_box;
@@ -31,6 +32,9 @@ fn parse_validate(c: &mut Criterion) {
     let output = dir.path().join("output.jsonl");
     synth::write_output_file(&output, LINES).expect("output file");
     let config = pipeline_config();
+    let templates = Templates::load(&config.author.prompts_dir).expect("templates");
+    let examples = author::TemplateExamples::of(&templates, config.assemble.near_dup_threshold)
+        .expect("template examples");
     let (requests, keys) = synth::author_job(LINES);
     let cache_path = dir.path().join("cache.jsonl");
     let mut group = c.benchmark_group("output_file");
@@ -74,6 +78,7 @@ fn parse_validate(c: &mut Criterion) {
                 jsonl::Writer::create(&dir.path().join("rejects.jsonl")).expect("writer");
             let derived = author::derive(
                 &config,
+                &examples,
                 &requests,
                 |r| Ok(cache.get(&r.custom_id, r.body_hash())?),
                 &mut candidates,

@@ -501,6 +501,70 @@ impl Hasher for MixHasher {
 }
 
 // ---------------------------------------------------------------------------------------------
+// A few fixed references, checked one prompt at a time
+
+/// A few prompts that any later prompt is checked against alone, with the rules of
+/// [`find_duplicates`] for a single candidate: the author stage uses it to reject a copy of a
+/// template's example item while the run can still replace it.
+#[derive(Debug)]
+pub struct ReferenceSet {
+    references: Vec<(Normalised, Vec<u64>)>,
+    threshold: f64,
+}
+
+impl ReferenceSet {
+    pub fn new(prompts: &[String], threshold: f64) -> Result<Self, DedupError> {
+        let threshold = checked_threshold(threshold)?;
+        let references = prompts
+            .iter()
+            .map(|prompt| {
+                let normalised = Normalised::new(prompt);
+                let set = shingle_set(&normalised.text);
+                (normalised, set)
+            })
+            .collect();
+        Ok(Self {
+            references,
+            threshold,
+        })
+    }
+
+    /// The reference `prompt` duplicates, by index, as [`find_duplicates`] would name it with
+    /// these references and `prompt` as the only candidate.
+    pub fn duplicated(&self, prompt: &str) -> Option<(usize, DupKind)> {
+        let own = Normalised::new(prompt);
+        let mut own_set = None;
+        let mut best: Option<Collision> = None;
+        for (reference, id) in self.references.iter().zip(0u32..) {
+            let (theirs, their_set) = reference;
+            let kind = if theirs.text == own.text {
+                DupKind::Exact
+            } else if theirs.numbers == own.numbers {
+                let own_set = own_set.get_or_insert_with(|| shingle_set(&own.text));
+                let (a, b) = (own_set.len(), their_set.len());
+                if a < MIN_SHINGLES || b < MIN_SHINGLES {
+                    continue;
+                }
+                let Some(shared) =
+                    shared_at_least(own_set, their_set, required_overlap(a, b, self.threshold))
+                else {
+                    continue;
+                };
+                let similarity = jaccard(shared, a, b);
+                if similarity < self.threshold {
+                    continue;
+                }
+                DupKind::Near { similarity }
+            } else {
+                continue;
+            };
+            Collision::keep_better(&mut best, Collision { id, kind });
+        }
+        best.map(|found| (found.id as usize, found.kind))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // All pairs
 
 fn all_pairs(prompts: &[&str], reference_count: usize, threshold: f64) -> Vec<Duplicate> {
@@ -1466,6 +1530,46 @@ mod tests {
         assert!(similarity(three, &four) >= DEFAULT_THRESHOLD);
         assert!(similarity(three, &decimal) >= DEFAULT_THRESHOLD);
         assert_eq!(both_methods(&[three, &four, &decimal], &[]), []);
+    }
+
+    #[test]
+    fn a_reference_set_names_the_reference_find_duplicates_names() {
+        let reworded = PORT_QUESTION.replace("next quarter", "this quarter");
+        let renumbered = PORT_QUESTION.replace("next quarter", "in 2 weeks");
+        let near_both = PORT_QUESTION.replace("billing", "invoicing");
+        let references = [
+            "Which port does SMTP submission use?".to_string(),
+            reworded.clone(),
+            PORT_QUESTION.to_uppercase(),
+            "Hmmmmm".to_string(),
+        ];
+        let set = ReferenceSet::new(&references, DEFAULT_THRESHOLD).unwrap();
+        let reference: Vec<&str> = references.iter().map(String::as_str).collect();
+        let tried = [
+            PORT_QUESTION,
+            &reworded,
+            &renumbered,
+            &near_both,
+            "Hmmmmmm",
+            "hmmmmm?",
+            "What is the capital of France?",
+        ];
+        let mut duplicated = 0;
+        for candidate in tried {
+            let expected = find_duplicates(&[candidate], &reference, &config(Method::AllPairs))
+                .unwrap()
+                .first()
+                .map(|found| match found.against {
+                    Against::Reference(r) => (r, found.kind),
+                    Against::Candidate(c) => panic!("one candidate collided with {c}"),
+                });
+            duplicated += usize::from(expected.is_some());
+            assert_eq!(set.duplicated(candidate), expected, "{candidate}");
+        }
+        assert_eq!(
+            duplicated, 4,
+            "two exact, one near and the short exact match"
+        );
     }
 
     #[test]

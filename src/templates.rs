@@ -37,6 +37,11 @@ pub struct Template {
 }
 
 impl Template {
+    /// The prompts of the example items this template shows ([`example_prompts`]).
+    pub fn example_prompts(&self) -> Vec<String> {
+        example_prompts(&self.text)
+    }
+
     pub fn load(
         path: &Path,
         required: &[&str],

@@ -7,6 +7,7 @@ use crate::batch::{
     check_planned, estimate_weighted, BatchError, CostGuard, Outcome, Request, Usage,
 };
 use crate::config::{Config, Provider, ResponseFormat};
+use crate::dedup::{DupKind, ReferenceSet};
 use crate::error::Result;
 use crate::jsonl;
 use crate::parallel;
@@ -14,7 +15,7 @@ use crate::record::{excerpt, Candidate, Category, Reject};
 use crate::reply;
 use crate::seeded;
 use crate::templates::Templates;
-use crate::validate::{self, Patterns, Rules};
+use crate::validate::{self, Patterns, Reason, Rejection, Rules};
 use crate::yields::{self, Example, RoundYield, Tally};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -39,6 +40,49 @@ pub struct Derived {
     pub usage: Usage,
     /// Valid items and rejects by round and category.
     pub yields: Vec<RoundYield>,
+}
+
+/// The example item of each category template, which an authored item must not copy. A copy is
+/// rejected here, where a top-up round can still replace it; assemble drops it too, but only
+/// after repair and audit have paid for it and with no round left to fill its place.
+pub struct TemplateExamples {
+    by_category: BTreeMap<Category, ReferenceSet>,
+}
+
+impl TemplateExamples {
+    /// The examples of `templates`, compared by the release's near-duplicate `threshold`.
+    pub fn of(templates: &Templates, threshold: f64) -> Result<TemplateExamples> {
+        let mut by_category = BTreeMap::new();
+        for (category, template) in &templates.categories {
+            let set = ReferenceSet::new(&template.example_prompts(), threshold)?;
+            by_category.insert(*category, set);
+        }
+        Ok(TemplateExamples { by_category })
+    }
+
+    fn check(&self, category: Category, prompt: &str) -> Result<(), Rejection> {
+        let Some(found) = self
+            .by_category
+            .get(&category)
+            .and_then(|set| set.duplicated(prompt))
+        else {
+            return Ok(());
+        };
+        let example = format!(
+            "the example item of {}",
+            crate::templates::category_file(category)
+        );
+        let detail = match found.1 {
+            DupKind::Exact => format!("the prompt is {example} after normalisation"),
+            DupKind::Near { similarity } => {
+                format!("the prompt is a near duplicate (similarity {similarity:.2}) of {example}")
+            }
+        };
+        Err(Rejection {
+            reason: Reason::CopiesTemplateExample,
+            detail,
+        })
+    }
 }
 
 /// Valid items wanted per category: `per_category × oversample`, rounded up.
@@ -227,6 +271,7 @@ const DERIVE_CHUNK: usize = 256;
 /// output does not depend on the thread count.
 pub fn derive(
     config: &Config,
+    examples: &TemplateExamples,
     requests: &[AuthorRequest],
     outcome: impl Fn(&Request) -> Result<Option<Outcome>, BatchError> + Sync,
     candidates: &mut jsonl::Writer,
@@ -250,7 +295,7 @@ pub fn derive(
     let threads = parallel::threads();
     let parse = |chunk: &[&AuthorRequest]| {
         parallel::map(chunk, threads, |r| {
-            outcome(&r.request).map(|o| o.map(|o| parse_request(r, &o, &rules)))
+            outcome(&r.request).map(|o| o.map(|o| parse_request(r, &o, &rules, examples)))
         })
     };
     // The next chunk is parsed while this one is applied, so the order-dependent writes do not
@@ -292,7 +337,12 @@ struct Valid {
 
 /// Parses and validates one request's outcome; everything but the bloat check, which needs
 /// the items of the requests before it.
-fn parse_request(r: &AuthorRequest, outcome: &Outcome, rules: &Rules) -> Parsed {
+fn parse_request(
+    r: &AuthorRequest,
+    outcome: &Outcome,
+    rules: &Rules,
+    examples: &TemplateExamples,
+) -> Parsed {
     let reject = |reason: &str, detail: String, item_id: Option<String>, raw: &str| Reject {
         stage: "author".into(),
         reason: reason.into(),
@@ -363,8 +413,11 @@ fn parse_request(r: &AuthorRequest, outcome: &Outcome, rules: &Rules) -> Parsed 
     }
     for (k, value) in items.items.iter().enumerate() {
         let id = format!("{}.r{}.{:04}.{k}", r.category, r.round, r.index);
-        let checked = validate::fields_from_value(r.category, value)
-            .and_then(|fields| validate::check_item(r.category, &fields, rules).map(|()| fields));
+        let checked = validate::fields_from_value(r.category, value).and_then(|fields| {
+            validate::check_item(r.category, &fields, rules)?;
+            examples.check(r.category, &fields.prompt)?;
+            Ok(fields)
+        });
         parsed.items.push(match checked {
             Ok(fields) => Ok(Valid {
                 prompt_words: validate::word_count(&fields.prompt),
@@ -526,6 +579,7 @@ pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates) -> Result<StageEnd> {
         .map(|(_, r, n)| (r, n))
         .collect();
     check_planned(config, &samples, &guard)?;
+    let examples = TemplateExamples::of(templates, config.assemble.near_dup_threshold)?;
     let mut all: Vec<AuthorRequest> = Vec::new();
     let mut round_requests = plan_round0(config, templates);
     let mut derived;
@@ -537,7 +591,7 @@ pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates) -> Result<StageEnd> {
             .run(&format!("author-r{round}"), &requests, &guard)
             .await?;
         all.append(&mut round_requests);
-        derived = write_outputs(ctx, &all)?;
+        derived = write_outputs(ctx, &examples, &all)?;
         if result.waiting == 0 {
             report_round(ctx, &derived, round);
         }
@@ -567,12 +621,17 @@ pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates) -> Result<StageEnd> {
 }
 
 /// Derives authored.jsonl and rejects.jsonl afresh from every request's cached outcome.
-fn write_outputs(ctx: &Ctx<'_>, requests: &[AuthorRequest]) -> Result<Derived> {
+fn write_outputs(
+    ctx: &Ctx<'_>,
+    examples: &TemplateExamples,
+    requests: &[AuthorRequest],
+) -> Result<Derived> {
     let mut candidates = jsonl::Writer::create(&ctx.out(AUTHORED))?;
     let mut rejects = jsonl::Writer::create(&ctx.out(REJECTS))?;
     let runner = &ctx.runner;
     let derived = derive(
         ctx.config,
+        examples,
         requests,
         |r| runner.outcome(r),
         &mut candidates,

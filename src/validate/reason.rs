@@ -19,8 +19,8 @@ pub(super) fn reject<T>(reason: Reason, detail: impl Into<String>) -> Result<T, 
     })
 }
 
-/// Every rule an item can fail, in the order `fields_from_value`, `check_item` and
-/// `check_bloated` apply them.
+/// Every rule an item can fail, in the order `fields_from_value`, `check_item`, the author
+/// stage's check against the template examples and `check_bloated` apply them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Reason {
     MissingField,
@@ -52,6 +52,7 @@ pub enum Reason {
     MissingStale,
     StaleNotInPrompt,
     StaleGradedCorrect,
+    CopiesTemplateExample,
     NotBloated,
 }
 
@@ -87,6 +88,7 @@ impl Reason {
             Reason::MissingStale,
             Reason::StaleNotInPrompt,
             Reason::StaleGradedCorrect,
+            Reason::CopiesTemplateExample,
             Reason::NotBloated,
         ]
     }
@@ -122,6 +124,7 @@ impl Reason {
             Reason::MissingStale => "missing_stale",
             Reason::StaleNotInPrompt => "stale_not_in_prompt",
             Reason::StaleGradedCorrect => "stale_graded_correct",
+            Reason::CopiesTemplateExample => "copies_template_example",
             Reason::NotBloated => "not_bloated",
         }
     }
@@ -202,6 +205,10 @@ impl Reason {
             Reason::StaleNotInPrompt => "a `stale` value does not appear before the question",
             Reason::StaleGradedCorrect => {
                 "a `stale` value is graded correct by the golds, so repeating it would pass"
+            }
+            Reason::CopiesTemplateExample => {
+                "the prompt copies its category template's example item: the same or a near \
+                 duplicate prompt by the release's dedup rule (`assemble.near_dup_threshold`)"
             }
             Reason::NotBloated => "a bloated prompt is too short compared to its plain twin",
         }

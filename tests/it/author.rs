@@ -10,7 +10,7 @@ use saseval_testkit::fake_api::{FakeApi, FakeReply, Responder};
 use saseval_testkit::replies;
 
 use crate::bar::Bar;
-use crate::responders::{author_slot, good_responder, template_field};
+use crate::responders::{author_slot, good_responder, items_of, template_field};
 use crate::world::{count_by_category, fixture_prompts_copy, repo, run_killed_after, World};
 
 #[test]
@@ -72,6 +72,73 @@ fn planted_defects_land_in_rejects_with_their_reason() {
     assert!(authored
         .iter()
         .all(|i| !planted_ids.contains(&i["id"].as_str().unwrap_or(""))));
+}
+
+/// The simple_factual example the test's template shows, and a near copy of it.
+const EXAMPLE_PROMPT: &str =
+    "Which TCP port is the default for SIP signalling over TLS (sips: URIs) under RFC 3261?";
+const NEAR_EXAMPLE_PROMPT: &str =
+    "Which TCP port is the default for SIP signaling over TLS (sips: URIs) under RFC 3261?";
+
+#[test]
+fn items_copying_their_templates_example_are_rejected_and_a_top_up_replaces_them() {
+    let prompts = fixture_prompts_copy();
+    let template = prompts.path().join("simple_factual.md");
+    let mut text = std::fs::read_to_string(&template).expect("template");
+    let example = serde_json::json!({"prompt": EXAMPLE_PROMPT, "golds": ["5061"]});
+    text.push_str(&format!("\n## Example item\n```json\n{example}\n```\n"));
+    std::fs::write(&template, text).expect("show an example item");
+    let inner = good_responder();
+    let responder: Responder = Arc::new(move |custom_id: &str, body: &Value| {
+        let reply = inner(custom_id, body);
+        let FakeReply::Content(content) = &reply else {
+            return reply;
+        };
+        if custom_id != "author/simple_factual/r0/0000" {
+            return reply;
+        }
+        let mut items = items_of(content);
+        let count = items["items"].as_array().map_or(0, Vec::len);
+        for index in 0..count {
+            let prompt = [EXAMPLE_PROMPT, NEAR_EXAMPLE_PROMPT][index % 2];
+            items["items"][index] = serde_json::json!({"prompt": prompt, "golds": ["5061"]});
+        }
+        FakeReply::Content(items.to_string())
+    });
+    let fake = FakeApi::start(responder);
+    let world = World::new(&fake).set(&format!("author.prompts_dir={}", prompts.path().display()));
+    world.run(&["author"]).success();
+
+    let rejects = world.read_jsonl("rejects.jsonl");
+    for (item_id, detail) in [
+        (
+            "simple_factual.r0.0000.0",
+            "the prompt is the example item of simple_factual.md after normalisation",
+        ),
+        (
+            "simple_factual.r0.0000.1",
+            "of the example item of simple_factual.md",
+        ),
+    ] {
+        assert!(
+            rejects.iter().any(|r| r["item_id"] == item_id
+                && r["reason"] == "copies_template_example"
+                && r["detail"].as_str().is_some_and(|d| d.contains(detail))),
+            "{item_id} is rejected as a copy of the example: {rejects:?}"
+        );
+    }
+    let authored = world.read_jsonl("authored.jsonl");
+    assert!(authored
+        .iter()
+        .all(|i| ![EXAMPLE_PROMPT, NEAR_EXAMPLE_PROMPT]
+            .contains(&i["prompt"].as_str().unwrap_or(""))));
+    assert!(
+        authored.iter().any(|i| i["id"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("simple_factual.r1."))),
+        "a top-up round replaces the copies"
+    );
+    assert!(count_by_category(&authored)["simple_factual"] >= 6);
 }
 
 #[test]
