@@ -36,7 +36,8 @@ const THREAD_COUNTS: [u32; 2] = [1, 2];
 const QUICK_THREADS: u32 = 2;
 /// Repetitions of every measurement in a full run; `--quick` makes one.
 const REPETITIONS: usize = 3;
-/// Author request bodies (each of a different category) in one engine run.
+/// Author request bodies in one engine run: the first of round 0, in the order the job runs
+/// them, so requests of one category follow each other and share their prompt's prefix.
 const BODIES_PER_RUN: usize = 3;
 /// Completion budget per request body, so a run's length is bounded.
 const MAX_TOKENS: u32 = 300;
@@ -197,30 +198,27 @@ fn run() -> Result<(), String> {
     Ok(())
 }
 
-/// The first [`BODIES_PER_RUN`] round-0 author requests of different categories, as a JSON
-/// schema workload and a free-text workload, with the names of their categories.
+/// The first [`BODIES_PER_RUN`] round-0 author requests, in the job's order, as a JSON schema
+/// workload and a free-text workload, with the category of each.
 fn author_workloads(
     config: &Config,
     templates: &Templates,
 ) -> Result<(Vec<String>, [Workload; 2]), String> {
-    let mut categories = Vec::new();
-    let mut bodies = Vec::new();
-    for planned in plan_round0(config, templates) {
-        if bodies.len() == BODIES_PER_RUN {
-            break;
-        }
-        let category = planned.category.to_string();
-        if !categories.contains(&category) {
-            categories.push(category);
-            bodies.push(with_max_tokens(planned.request.body(), MAX_TOKENS));
-        }
-    }
-    if bodies.len() < BODIES_PER_RUN {
+    let planned: Vec<_> = plan_round0(config, templates)
+        .into_iter()
+        .take(BODIES_PER_RUN)
+        .collect();
+    if planned.len() < BODIES_PER_RUN {
         return Err(format!(
-            "{CONFIG_FILE} plans requests for {} categories; this benchmark needs {BODIES_PER_RUN}",
-            bodies.len()
+            "{CONFIG_FILE} plans {} round-0 requests; this benchmark needs {BODIES_PER_RUN}",
+            planned.len()
         ));
     }
+    let categories = planned.iter().map(|r| r.category.to_string()).collect();
+    let bodies: Vec<Value> = planned
+        .iter()
+        .map(|r| with_max_tokens(r.request.body(), MAX_TOKENS))
+        .collect();
     let free_text = bodies
         .iter()
         .map(|body| {
@@ -502,7 +500,8 @@ fn print_report(measurements: &[Measurement], categories: &[String], context_siz
         TG_DEPTH + TG_TOKENS - 1
     );
     println!(
-        "\nEngine rows run {BODIES_PER_RUN} round-0 author requests of {CONFIG_FILE} ({}) with \
+        "\nEngine rows run the first {BODIES_PER_RUN} round-0 author requests of {CONFIG_FILE}, in \
+         the job's order ({}), with \
          max_tokens {MAX_TOKENS}, with response_format (grammar) or without it (free text); \
          tokens/s = completion tokens / wall time of LocalEngine::complete, which includes \
          prompt evaluation. Generation and prompt evaluation alone are the engine's own timing \
