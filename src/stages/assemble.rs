@@ -14,7 +14,7 @@ use crate::config::Config;
 use crate::dedup::{self, Against, DedupConfig, DupKind, Method};
 use crate::diff;
 use crate::error::{Error, Result};
-use crate::jsonl::{ChunkReader, Span, SpanReader};
+use crate::jsonl::{ChunkReader, JsonlError, RawLine, Span, SpanReader};
 use crate::record::{excerpt, Candidate, Category, Reject};
 use crate::release::{
     self, AuditNumbers, ChangesSince, DedupNumbers, FlagOutcome, FlaggedItem, PassCount,
@@ -178,8 +178,43 @@ impl Scanned {
     }
 }
 
+/// What the scan keeps of one candidate line, made on a worker thread, so the serial part of the
+/// scan only numbers domains and appends.
+struct ScannedLine {
+    span: Span,
+    prompt: Option<Span>,
+    id: Box<str>,
+    category: Category,
+    domain: String,
+    round: u32,
+    flagged: Option<FlaggedCandidate>,
+    sketch: dedup::Sketch,
+}
+
+impl ScannedLine {
+    fn of(line: &RawLine, path: &Path) -> Result<Self, JsonlError> {
+        let candidate: Candidate = line.parse(path)?;
+        let raw: RawPrompt = line.parse(path)?;
+        Ok(Self {
+            span: line.span,
+            prompt: line.span_of(raw.prompt.get().as_bytes()),
+            sketch: dedup::sketch(&candidate.prompt),
+            flagged: candidate
+                .needs_review
+                .then(|| FlaggedCandidate::of(&candidate)),
+            id: candidate.id.into_boxed_str(),
+            category: candidate.category,
+            domain: candidate.domain,
+            round: candidate.round,
+        })
+    }
+}
+
+type ScannedChunk = Vec<Result<ScannedLine, JsonlError>>;
+
 /// Streams the candidates file: its entries, and the MinHash sketches of `references` then of
-/// the candidates (so the references' dedup ids come first).
+/// the candidates (so the references' dedup ids come first). Each chunk is parsed and sketched
+/// while the next one is read and the one before is appended.
 fn scan(path: &Path, references: &[Reference]) -> Result<(Scanned, Vec<dedup::Sketch>)> {
     let threads = crate::parallel::threads();
     let mut scanned = Scanned {
@@ -190,44 +225,60 @@ fn scan(path: &Path, references: &[Reference]) -> Result<(Scanned, Vec<dedup::Sk
     };
     let mut sketches = crate::parallel::map(references, threads, |r| dedup::sketch(&r.prompt));
     let mut domain_ids: std::collections::HashMap<String, u32> = Default::default();
-    let mut reader = ChunkReader::open(path)?;
-    loop {
-        let chunk = reader.next_chunk(crate::jsonl::CHUNK_BYTES)?;
-        if chunk.is_empty() {
-            return Ok((scanned, sketches));
-        }
-        let parsed = crate::parallel::map(&chunk, threads, |line| {
-            let candidate: Candidate = line.parse(path)?;
-            let raw: RawPrompt = line.parse(path)?;
-            let prompt = line.span_of(raw.prompt.get().as_bytes());
-            let sketch = dedup::sketch(&candidate.prompt);
-            Ok::<_, crate::jsonl::JsonlError>((line.span, prompt, candidate, sketch))
-        });
-        for result in parsed {
-            let (span, prompt, candidate, sketch) = result?;
-            let next_domain = u32::try_from(scanned.domains.len()).unwrap_or(u32::MAX);
-            let domain = *domain_ids
-                .entry(candidate.domain.clone())
-                .or_insert_with(|| {
-                    scanned.domains.push(candidate.domain.clone());
-                    next_domain
-                });
-            *scanned.authored.entry(candidate.category).or_default() += 1;
-            if candidate.needs_review {
-                scanned.flagged.push(FlaggedCandidate::of(&candidate));
-            }
+    let mut append = |lines: ScannedChunk| -> Result<()> {
+        for line in lines {
+            let line = line?;
+            let domain = match domain_ids.get(&line.domain) {
+                Some(&id) => id,
+                None => {
+                    let id = u32::try_from(scanned.domains.len()).unwrap_or(u32::MAX);
+                    domain_ids.insert(line.domain.clone(), id);
+                    scanned.domains.push(line.domain);
+                    id
+                }
+            };
+            *scanned.authored.entry(line.category).or_default() += 1;
+            let needs_review = line.flagged.is_some();
+            scanned.flagged.extend(line.flagged);
             scanned.entries.push(Entry {
-                span,
-                prompt: prompt.unwrap_or(span),
-                id: candidate.id.into_boxed_str(),
-                category: candidate.category,
+                span: line.span,
+                prompt: line.prompt.unwrap_or(line.span),
+                id: line.id,
+                category: line.category,
                 domain,
-                round: candidate.round,
-                needs_review: candidate.needs_review,
+                round: line.round,
+                needs_review,
             });
-            sketches.push(sketch);
+            sketches.push(line.sketch);
         }
-    }
+        Ok(())
+    };
+    let mut reader = ChunkReader::open(path)?;
+    std::thread::scope(|scope| -> Result<()> {
+        let parse = |chunk: Vec<RawLine>| {
+            crate::parallel::map(&chunk, threads, |line| ScannedLine::of(line, path))
+        };
+        let mut pending: Option<std::thread::ScopedJoinHandle<'_, ScannedChunk>> = None;
+        loop {
+            let next = match reader.next_chunk(crate::jsonl::CHUNK_BYTES) {
+                Ok(chunk) if chunk.is_empty() => Ok(None),
+                Ok(chunk) => Ok(Some(scope.spawn(move || parse(chunk)))),
+                Err(e) => Err(e),
+            };
+            if let Some(parsing) = pending.take() {
+                append(
+                    parsing
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                )?;
+            }
+            match next? {
+                Some(parsing) => pending = Some(parsing),
+                None => return Ok(()),
+            }
+        }
+    })?;
+    Ok((scanned, sketches))
 }
 
 /// The prompts dedup compares: the references held in memory, then the candidates in priority
