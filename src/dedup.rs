@@ -535,8 +535,7 @@ impl ReferenceSet {
         let own = Normalised::new(prompt);
         let mut own_set = None;
         let mut best: Option<Collision> = None;
-        for (reference, id) in self.references.iter().zip(0u32..) {
-            let (theirs, their_set) = reference;
+        for ((theirs, their_set), id) in self.references.iter().zip(0u32..) {
             let kind = if theirs.text == own.text {
                 DupKind::Exact
             } else if theirs.numbers == own.numbers {

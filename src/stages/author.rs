@@ -61,7 +61,7 @@ impl TemplateExamples {
     }
 
     fn check(&self, category: Category, prompt: &str) -> Result<(), Rejection> {
-        let Some(found) = self
+        let Some((_, kind)) = self
             .by_category
             .get(&category)
             .and_then(|set| set.duplicated(prompt))
@@ -72,7 +72,7 @@ impl TemplateExamples {
             "the example item of {}",
             crate::templates::category_file(category)
         );
-        let detail = match found.1 {
+        let detail = match kind {
             DupKind::Exact => format!("the prompt is {example} after normalisation"),
             DupKind::Near { similarity } => {
                 format!("the prompt is a near duplicate (similarity {similarity:.2}) of {example}")
