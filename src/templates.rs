@@ -167,6 +167,11 @@ pub fn category_file(category: Category) -> String {
     format!("{category}.md")
 }
 
+/// How rejects name the example item of a category's template.
+pub fn example_item_name(category: Category) -> String {
+    format!("the example item of {}", category_file(category))
+}
+
 impl Templates {
     pub fn load(dir: &Path) -> Result<Templates, TemplateError> {
         let system = Template::load(&dir.join("system.md"), &[], &[])?;

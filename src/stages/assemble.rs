@@ -49,8 +49,7 @@ enum Origin {
 fn template_examples(prompts_dir: &Path) -> Result<Vec<Reference>> {
     let mut examples = Vec::new();
     for category in Category::ALL {
-        let name = crate::templates::category_file(category);
-        let path = prompts_dir.join(&name);
+        let path = prompts_dir.join(crate::templates::category_file(category));
         let text = match std::fs::read_to_string(&path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
@@ -60,7 +59,7 @@ fn template_examples(prompts_dir: &Path) -> Result<Vec<Reference>> {
             crate::templates::example_prompts(&text)
                 .into_iter()
                 .map(|prompt| Reference {
-                    id: format!("the example item of {name}"),
+                    id: crate::templates::example_item_name(category),
                     prompt,
                     origin: Origin::TemplateExample,
                 }),

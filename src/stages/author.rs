@@ -68,10 +68,7 @@ impl TemplateExamples {
         else {
             return Ok(());
         };
-        let example = format!(
-            "the example item of {}",
-            crate::templates::category_file(category)
-        );
+        let example = crate::templates::example_item_name(category);
         let detail = match kind {
             DupKind::Exact => format!("the prompt is {example} after normalisation"),
             DupKind::Near { similarity } => {

@@ -11,7 +11,9 @@ use saseval_testkit::replies;
 
 use crate::bar::Bar;
 use crate::responders::{author_slot, good_responder, items_of, template_field};
-use crate::world::{count_by_category, fixture_prompts_copy, repo, run_killed_after, World};
+use crate::world::{
+    count_by_category, fixture_prompts_copy, repo, run_killed_after, show_example_item, World,
+};
 
 #[test]
 fn planted_defects_land_in_rejects_with_their_reason() {
@@ -83,11 +85,8 @@ const NEAR_EXAMPLE_PROMPT: &str =
 #[test]
 fn items_copying_their_templates_example_are_rejected_and_a_top_up_replaces_them() {
     let prompts = fixture_prompts_copy();
-    let template = prompts.path().join("simple_factual.md");
-    let mut text = std::fs::read_to_string(&template).expect("template");
     let example = serde_json::json!({"prompt": EXAMPLE_PROMPT, "golds": ["5061"]});
-    text.push_str(&format!("\n## Example item\n```json\n{example}\n```\n"));
-    std::fs::write(&template, text).expect("show an example item");
+    show_example_item(prompts.path(), "simple_factual.md", &example);
     let inner = good_responder();
     let responder: Responder = Arc::new(move |custom_id: &str, body: &Value| {
         let reply = inner(custom_id, body);

@@ -13,7 +13,9 @@ use saseval_testkit::replies;
 
 use crate::bar::Bar;
 use crate::responders::{good_responder, repair_responder};
-use crate::world::{count_by_category, fixture_prompts_copy, release_bytes, World};
+use crate::world::{
+    count_by_category, fixture_prompts_copy, release_bytes, show_example_item, World,
+};
 
 #[test]
 fn run_writes_a_verified_reproducible_release() {
@@ -158,10 +160,7 @@ fn a_candidate_copying_its_templates_example_item_is_dropped() {
         .set(&format!("author.prompts_dir={}", prompts.path().display()));
     let victim = &audited_technical_code_item(&world);
     let example = serde_json::json!({"prompt": victim["prompt"], "golds": ["x"]});
-    let template = prompts.path().join("technical_code.md");
-    let mut text = std::fs::read_to_string(&template).expect("template");
-    text.push_str(&format!("\n## Example item\n```json\n{example}\n```\n"));
-    std::fs::write(&template, text).expect("show an example item");
+    show_example_item(prompts.path(), "technical_code.md", &example);
 
     world.run(&["assemble"]).success();
     let rejects = world.read_jsonl("rejects.jsonl");

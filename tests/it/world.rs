@@ -48,6 +48,14 @@ pub(crate) fn fixture_prompts_copy() -> tempfile::TempDir {
     prompts
 }
 
+/// Appends an example item to the template `file` in a prompts folder, as a template shows one.
+pub(crate) fn show_example_item(prompts: &Path, file: &str, example: &Value) {
+    let template = prompts.join(file);
+    let mut text = std::fs::read_to_string(&template).expect("template");
+    text.push_str(&format!("\n## Example item\n```json\n{example}\n```\n"));
+    std::fs::write(&template, text).expect("show an example item");
+}
+
 impl World {
     pub(crate) fn new(fake: &FakeApi) -> World {
         World::with_url(fake.base_url())
