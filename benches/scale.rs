@@ -260,11 +260,14 @@ fn describe(m: &Measured) -> String {
     let n = |k: &str| d.get(k).and_then(Value::as_u64).unwrap_or(0);
     match m.case {
         "parse_validate" => format!(
-            "{:.0} MB file; ingest {:.2} s + parse/validate/write {:.2} s = {:.2} s; {} valid, {} rejects",
+            "{:.0} MB file; ingest {:.2} s + parse/validate/write {:.2} s = {:.2} s \
+             ({:.2} + {:.2} s CPU); {} valid, {} rejects",
             f("file_mb"),
             f("ingest_s"),
             f("derive_s"),
             f("ingest_s") + f("derive_s"),
+            f("ingest_cpu_s"),
+            f("derive_cpu_s"),
             n("valid"),
             n("rejects")
         ),
@@ -460,6 +463,7 @@ fn parse_validate(dir: &Path, lines: usize) -> BenchResult<Value> {
     let examples = author::TemplateExamples::of(&templates, config.assemble.near_dup_threshold)
         .map_err(err("template examples"))?;
     let (requests, keys) = synth::author_job(lines);
+    let cpu_before = process_cpu_s();
     let started = Instant::now();
     let mut cache = Cache::open(&run.join("cache.jsonl")).map_err(err("cache"))?;
     let ingested = ingest_file(
@@ -472,6 +476,8 @@ fn parse_validate(dir: &Path, lines: usize) -> BenchResult<Value> {
     )
     .map_err(err("ingest"))?;
     let ingest_s = started.elapsed().as_secs_f64();
+    let ingest_cpu_s = process_cpu_s() - cpu_before;
+    let cpu_before = process_cpu_s();
     let started = Instant::now();
     let mut candidates =
         jsonl::Writer::create(&run.join("authored.jsonl")).map_err(err("authored"))?;
@@ -488,11 +494,14 @@ fn parse_validate(dir: &Path, lines: usize) -> BenchResult<Value> {
     candidates.commit().map_err(err("authored"))?;
     rejects.commit().map_err(err("rejects"))?;
     let derive_s = started.elapsed().as_secs_f64();
+    let derive_cpu_s = process_cpu_s() - cpu_before;
     let file_mb = std::fs::metadata(&output).map_err(err("output"))?.len() as f64 / 1e6;
     Ok(json!({
         "file_mb": file_mb,
         "ingest_s": ingest_s,
         "derive_s": derive_s,
+        "ingest_cpu_s": ingest_cpu_s,
+        "derive_cpu_s": derive_cpu_s,
         "cached": ingested.added,
         "valid": derived.valid.values().sum::<usize>(),
         "rejects": derived.reject_reasons.values().sum::<usize>(),

@@ -394,6 +394,13 @@ fn number_sequence(text: &str) -> String {
     String::from_utf8(sequence).unwrap_or_default()
 }
 
+/// The number sequence of an ASCII prompt's normalised text, read from the prompt itself: for
+/// ASCII, normalising keeps every digit and turns only non-digits into gaps or letters, so the
+/// digit runs stay the same. `None` for other prompts, whose normalisation may make digits.
+fn ascii_number_sequence(prompt: &str) -> Option<String> {
+    prompt.is_ascii().then(|| number_sequence(prompt))
+}
+
 /// [`number_sequence`] into a reused buffer.
 fn write_number_sequence(text: &str, into: &mut Vec<u8>) {
     into.clear();
@@ -532,6 +539,17 @@ impl ReferenceSet {
     /// The reference `prompt` duplicates, by index, as [`find_duplicates`] would name it with
     /// these references and `prompt` as the only candidate.
     pub fn duplicated(&self, prompt: &str) -> Option<(usize, DupKind)> {
+        // Both kinds of duplicate share the number sequence, and an ASCII prompt's sequence is
+        // known without normalising it: most prompts are ruled out here.
+        if let Some(numbers) = ascii_number_sequence(prompt) {
+            if self
+                .references
+                .iter()
+                .all(|(theirs, _)| theirs.numbers != numbers)
+            {
+                return None;
+            }
+        }
         let own = Normalised::new(prompt);
         let mut own_set = None;
         let mut best: Option<Collision> = None;
@@ -1569,6 +1587,27 @@ mod tests {
             duplicated, 4,
             "two exact, one near and the short exact match"
         );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn an_ascii_prompts_number_sequence_is_its_normalised_texts(
+            prompt in "[ -~\t\n]{0,60}"
+        ) {
+            proptest::prop_assert_eq!(
+                ascii_number_sequence(&prompt),
+                Some(Normalised::new(&prompt).numbers)
+            );
+        }
+    }
+
+    #[test]
+    fn only_ascii_prompts_take_the_number_shortcut() {
+        assert_eq!(
+            ascii_number_sequence("Port 5061, v1.2"),
+            Some("5061 1 2".into())
+        );
+        assert_eq!(ascii_number_sequence("Port ５０６１"), None);
     }
 
     #[test]
