@@ -34,7 +34,9 @@
 //!   with 0.99) and, where its per-candidate work is capped, in dense template families.
 //!
 //! Results never depend on hash-map iteration order or thread count: ids are the prompts'
-//! positions, every hash is seeded with a constant, and ties are broken by position.
+//! positions, every hash is seeded with a constant, and ties are broken by position. The
+//! MinHash sweep looks candidates up in parallel, a block at a time, and settles them in order,
+//! so its answer is that of the one-by-one sweep.
 
 use crate::grade::norm;
 use crate::parallel;
@@ -69,6 +71,8 @@ const ESTIMATE_MARGIN: f64 = 0.2;
 /// they bind, LSH may miss a duplicate, which [`agreement`] measures.
 const MAX_BAND_WALK: usize = 32;
 const MAX_CONFIRMATIONS: usize = 8;
+/// Candidates the MinHash sweep looks up in parallel before it settles them in order.
+const SWEEP_BLOCK: usize = 1024;
 /// Shingles between two checks of whether a confirmation can still reach the threshold.
 const HOPE_CHECK_EVERY: usize = 64;
 /// Chance that two two-bit signature values agree although their minima differ.
@@ -191,12 +195,15 @@ impl Texts for [&str] {
 /// [`find_duplicates`] over prompts sketched one by one ([`sketch`]) as they streamed past,
 /// `sketches[id]` for `texts.text(id)`; `reference_count` of them come first. The same prompts
 /// give the same answer as [`find_duplicates`].
-pub fn find_duplicates_sketched<T: Texts + ?Sized>(
+pub fn find_duplicates_sketched<T: Texts + Sync + ?Sized>(
     sketches: Vec<Sketch>,
     texts: &T,
     reference_count: usize,
     config: &DedupConfig,
-) -> Result<Vec<Duplicate>, T::Error> {
+) -> Result<Vec<Duplicate>, T::Error>
+where
+    T::Error: Send,
+{
     let threshold = checked_threshold(config.threshold)?;
     checked_count(sketches.len())?;
     if !uses_all_pairs(config.method, sketches.len()) {
@@ -900,43 +907,50 @@ impl SurvivorIndex for AllPairsIndex<'_> {
 // ---------------------------------------------------------------------------------------------
 // MinHash LSH
 
-fn min_hash<T: Texts + ?Sized>(
-    mut sketches: Vec<Sketch>,
+fn min_hash<T: Texts + Sync + ?Sized>(
+    sketches: Vec<Sketch>,
     texts: &T,
     reference_count: usize,
     threshold: f64,
-) -> Result<Vec<Duplicate>, T::Error> {
+) -> Result<Vec<Duplicate>, T::Error>
+where
+    T::Error: Send,
+{
     let count = sketches.len();
-    let (exact, exact_slots) = KeyGroups::new(sketches.iter().map(|sketch| Some(sketch.exact_key)));
-    let band_numbers: Vec<usize> = (0..BANDS).collect();
-    let grouped = parallel::map(&band_numbers, parallel::threads(), |&band| {
-        KeyGroups::new(
-            sketches
-                .iter()
-                .map(|sketch| sketch.is_near().then_some(sketch.bands[band])),
-        )
-    });
-    let mut bands = Vec::with_capacity(BANDS);
-    for (band, (groups, slots)) in grouped.into_iter().enumerate() {
-        for (sketch, slot) in sketches.iter_mut().zip(slots) {
-            sketch.bands[band] = slot;
+    let index = MinHashIndex::new(sketches, texts, threshold);
+    let sweep = index.sweep_in_blocks(reference_count, count, parallel::threads(), SWEEP_BLOCK)?;
+    Ok(sweep.duplicates)
+}
+
+impl<'a, T: ?Sized> MinHashIndex<'a, T> {
+    /// Groups the prompts by exact key and by each band's key; nothing is inserted yet.
+    fn new(mut sketches: Vec<Sketch>, texts: &'a T, threshold: f64) -> Self {
+        let (exact, exact_slots) =
+            KeyGroups::new(sketches.iter().map(|sketch| Some(sketch.exact_key)));
+        let band_numbers: Vec<usize> = (0..BANDS).collect();
+        let grouped = parallel::map(&band_numbers, parallel::threads(), |&band| {
+            KeyGroups::new(
+                sketches
+                    .iter()
+                    .map(|sketch| sketch.is_near().then_some(sketch.bands[band])),
+            )
+        });
+        let mut bands = Vec::with_capacity(BANDS);
+        for (band, (groups, slots)) in grouped.into_iter().enumerate() {
+            for (sketch, slot) in sketches.iter_mut().zip(slots) {
+                sketch.bands[band] = slot;
+            }
+            bands.push(groups);
         }
-        bands.push(groups);
+        Self {
+            texts,
+            sketches,
+            exact,
+            exact_slots,
+            bands,
+            threshold,
+        }
     }
-    let mut index = MinHashIndex {
-        texts,
-        sketches,
-        exact,
-        exact_slots,
-        bands,
-        threshold,
-        own_shingles: ShingleTable::default(),
-        their_shingles: ShingleTable::default(),
-        own_numbers: Vec::new(),
-        their_numbers: Vec::new(),
-        recent: RecentTexts::new(),
-    };
-    sweep(&mut index, reference_count, count)
 }
 
 /// What MinHash LSH keeps of one prompt; made by [`sketch`].
@@ -1170,6 +1184,12 @@ impl KeyGroups {
         self.newest_of_group[group] = slot;
     }
 
+    /// The newest inserted prompt in `slot`'s group.
+    fn newest(&self, slot: u32) -> Option<u32> {
+        let newest = self.newest_of_group[self.group_of_slot[slot as usize] as usize];
+        (newest != NO_ITEM).then(|| self.id_of_slot[newest as usize])
+    }
+
     /// The inserted prompts in `slot`'s group, newest first.
     fn members(&self, slot: u32) -> impl Iterator<Item = u32> + '_ {
         let mut cursor = self.newest_of_group[self.group_of_slot[slot as usize] as usize];
@@ -1190,13 +1210,29 @@ struct MinHashIndex<'a, T: ?Sized> {
     exact_slots: Vec<u32>,
     bands: Vec<KeyGroups>,
     threshold: f64,
-    /// The shingles and number sequences of the candidate being confirmed and of the partner it
-    /// is compared with.
+}
+
+/// What one thread needs to confirm band partners: the shingles and number sequences of the
+/// candidate being confirmed and of the partner it is compared with, and recently read texts.
+struct Confirmer {
     own_shingles: ShingleTable,
     their_shingles: ShingleTable,
     own_numbers: Vec<u8>,
     their_numbers: Vec<u8>,
     recent: RecentTexts,
+}
+
+impl Confirmer {
+    /// One of `threads` confirmers, which share the budget of [`RecentTexts`].
+    fn one_of(threads: usize) -> Self {
+        Self {
+            own_shingles: ShingleTable::default(),
+            their_shingles: ShingleTable::default(),
+            own_numbers: Vec::new(),
+            their_numbers: Vec::new(),
+            recent: RecentTexts::with_budget(RecentTexts::BUDGET / threads.max(1)),
+        }
+    }
 }
 
 /// The distinct shingles of one text in an open-addressing table, so the MinHash confirmation
@@ -1266,11 +1302,12 @@ impl ShingleTable {
 }
 
 /// The normalised texts of recently compared prompts, by id, in a fixed number of slots (one
-/// place per id) holding at most a budget of bytes of text (96 MiB). In a template family one
+/// place per id) holding at most a budget of bytes of text (96 MiB, shared out among the
+/// sweep's threads). In a template family one
 /// survivor is the confirmation partner of many later candidates, and a streaming caller would
 /// read it back from disk every time.
 struct RecentTexts {
-    slots: Vec<Option<(u32, std::rc::Rc<str>)>>,
+    slots: Vec<Option<(u32, std::sync::Arc<str>)>>,
     bytes: usize,
     budget: usize,
 }
@@ -1278,10 +1315,6 @@ struct RecentTexts {
 impl RecentTexts {
     const SLOTS: usize = 65_536;
     const BUDGET: usize = 96 << 20;
-
-    fn new() -> Self {
-        Self::with_budget(Self::BUDGET)
-    }
 
     fn with_budget(budget: usize) -> Self {
         Self {
@@ -1295,14 +1328,14 @@ impl RecentTexts {
         &mut self,
         texts: &T,
         id: u32,
-    ) -> Result<std::rc::Rc<str>, T::Error> {
+    ) -> Result<std::sync::Arc<str>, T::Error> {
         let slot = &mut self.slots[id as usize % Self::SLOTS];
         if let Some((held, text)) = slot {
             if *held == id {
                 return Ok(text.clone());
             }
         }
-        let text: std::rc::Rc<str> = normalise(&texts.text(id as usize)?).into();
+        let text: std::sync::Arc<str> = normalise(&texts.text(id as usize)?).into();
         if let Some((_, evicted)) = slot.take() {
             self.bytes -= evicted.len();
         }
@@ -1314,13 +1347,13 @@ impl RecentTexts {
     }
 }
 
-impl<T: Texts + ?Sized> MinHashIndex<'_, T> {
+impl Confirmer {
     /// The Jaccard similarity of the candidate's shingle set (in `own_shingles`) and the set of
     /// `theirs`, when both are long enough to compare and it reaches the threshold.
     ///
     /// Gives up as soon as the shingles still to come could not lift it to the threshold even if
     /// every one were new and shared.
-    fn near_similarity(&mut self, theirs: &str) -> Option<f64> {
+    fn near_similarity(&mut self, theirs: &str, threshold: f64) -> Option<f64> {
         let table = &mut self.their_shingles;
         table.clear(theirs.len());
         let a = self.own_shingles.len;
@@ -1332,21 +1365,27 @@ impl<T: Texts + ?Sized> MinHashIndex<'_, T> {
             }
             if seen % HOPE_CHECK_EVERY == 0 {
                 let left = total - seen;
-                if jaccard(shared + left, a, table.len + left) < self.threshold {
+                if jaccard(shared + left, a, table.len + left) < threshold {
                     return None;
                 }
             }
         }
         let b = table.len;
-        if a < MIN_SHINGLES || b < MIN_SHINGLES || shared < required_overlap(a, b, self.threshold) {
+        if a < MIN_SHINGLES || b < MIN_SHINGLES || shared < required_overlap(a, b, threshold) {
             return None;
         }
         let similarity = jaccard(shared, a, b);
-        (similarity >= self.threshold).then_some(similarity)
+        (similarity >= threshold).then_some(similarity)
     }
+}
 
+impl<T: Texts + ?Sized> MinHashIndex<'_, T> {
     /// The earliest survivor whose normalised text equals this prompt's.
-    fn exact_match(&mut self, id: u32) -> Result<Option<Collision>, T::Error> {
+    fn exact_match(
+        &self,
+        confirmer: &mut Confirmer,
+        id: u32,
+    ) -> Result<Option<Collision>, T::Error> {
         let slot = self.exact_slots[id as usize];
         if slot == NO_ITEM {
             return Ok(None);
@@ -1355,10 +1394,10 @@ impl<T: Texts + ?Sized> MinHashIndex<'_, T> {
         if same_key.is_empty() {
             return Ok(None);
         }
-        let text = self.recent.normalised(self.texts, id)?;
+        let text = confirmer.recent.normalised(self.texts, id)?;
         let mut earliest = None;
         for other in same_key {
-            if self.recent.normalised(self.texts, other)? == text {
+            if confirmer.recent.normalised(self.texts, other)? == text {
                 earliest = Some(earliest.map_or(other, |found: u32| found.min(other)));
             }
         }
@@ -1397,29 +1436,27 @@ impl<T: Texts + ?Sized> MinHashIndex<'_, T> {
     }
 }
 
-impl<T: Texts + ?Sized> SurvivorIndex for MinHashIndex<'_, T> {
-    type Error = T::Error;
-
-    fn collision(&mut self, id: u32) -> Result<Option<Collision>, T::Error> {
-        if let Some(exact) = self.exact_match(id)? {
+impl<T: Texts + ?Sized> MinHashIndex<'_, T> {
+    /// The survivor this prompt collides with, from the survivors inserted so far.
+    fn collision(&self, confirmer: &mut Confirmer, id: u32) -> Result<Option<Collision>, T::Error> {
+        if let Some(exact) = self.exact_match(confirmer, id)? {
             return Ok(Some(exact));
         }
         let partners = self.near_partners(id);
         if partners.is_empty() {
             return Ok(None);
         }
-        let own = self.recent.normalised(self.texts, id)?;
-        self.own_shingles.fill(&own);
-        write_number_sequence(&own, &mut self.own_numbers);
+        let own = confirmer.recent.normalised(self.texts, id)?;
+        confirmer.own_shingles.fill(&own);
+        write_number_sequence(&own, &mut confirmer.own_numbers);
         let mut best = None;
         for other in partners {
-            let theirs = self.recent.normalised(self.texts, other)?;
-            write_number_sequence(&theirs, &mut self.their_numbers);
-            if self.their_numbers != self.own_numbers {
+            let theirs = confirmer.recent.normalised(self.texts, other)?;
+            write_number_sequence(&theirs, &mut confirmer.their_numbers);
+            if confirmer.their_numbers != confirmer.own_numbers {
                 continue;
             }
-            let sim = self.near_similarity(&theirs);
-            if let Some(similarity) = sim {
+            if let Some(similarity) = confirmer.near_similarity(&theirs, self.threshold) {
                 Collision::keep_better(
                     &mut best,
                     Collision {
@@ -1442,6 +1479,81 @@ impl<T: Texts + ?Sized> SurvivorIndex for MinHashIndex<'_, T> {
                 band.insert(slot);
             }
         }
+    }
+
+    /// Whether a survivor from `first` on shares a key group (exact or band) with this prompt:
+    /// only then can its collision differ from the one found among the survivors before `first`.
+    fn has_survivor_since(&self, id: u32, first: u32) -> bool {
+        let since = |groups: &KeyGroups, slot: u32| {
+            slot != NO_ITEM && groups.newest(slot).is_some_and(|newest| newest >= first)
+        };
+        since(&self.exact, self.exact_slots[id as usize])
+            || self
+                .bands
+                .iter()
+                .zip(self.sketches[id as usize].bands)
+                .any(|(band, slot)| since(band, slot))
+    }
+}
+
+/// The candidates a sweep dropped, and how many of them it had to look up again one by one.
+struct BlockSweep {
+    duplicates: Vec<Duplicate>,
+    rechecked: usize,
+}
+
+impl<T: Texts + Sync + ?Sized> MinHashIndex<'_, T>
+where
+    T::Error: Send,
+{
+    /// The sweep in priority order (references all survive; a candidate survives unless it
+    /// collides with a survivor), done in blocks of `block` candidates so that `threads` share
+    /// the work and the answer stays that of the one-by-one sweep.
+    ///
+    /// Each candidate of a block is first looked up, in parallel, among the survivors before the
+    /// block. Then, in order, that answer stands unless a survivor of the block itself shares a
+    /// key group with the candidate: the lookup visits only the candidate's groups, so it would
+    /// have seen the same survivors. Otherwise the candidate is looked up again, alone.
+    fn sweep_in_blocks(
+        mut self,
+        reference_count: usize,
+        total: usize,
+        threads: usize,
+        block: usize,
+    ) -> Result<BlockSweep, T::Error> {
+        for id in (0u32..).take(reference_count) {
+            self.insert(id);
+        }
+        let mut confirmers: Vec<Confirmer> = (0..threads.max(1))
+            .map(|_| Confirmer::one_of(threads))
+            .collect();
+        let candidates: Vec<u32> = (0u32..).take(total).skip(reference_count).collect();
+        let mut sweep = BlockSweep {
+            duplicates: Vec::new(),
+            rechecked: 0,
+        };
+        for ids in candidates.chunks(block.max(1)) {
+            let Some(&first) = ids.first() else { continue };
+            let index = &self;
+            let looked_up = parallel::map_with(ids, &mut confirmers, |confirmer, &id| {
+                index.collision(confirmer, id)
+            });
+            for (&id, looked_up) in ids.iter().zip(looked_up) {
+                let collision = if self.has_survivor_since(id, first) {
+                    sweep.rechecked += 1;
+                    self.collision(&mut confirmers[0], id)?
+                } else {
+                    looked_up?
+                };
+                match collision {
+                    Some(collision) => sweep
+                        .duplicates
+                        .push(collision.duplicate(id as usize - reference_count, reference_count)),
+                    None => self.insert(id),
+                }
+            }
+        }
+        Ok(sweep)
     }
 }
 
@@ -2003,22 +2115,10 @@ mod tests {
     fn the_confirmations_shingle_tables_give_the_similarity_of_sorted_sets() {
         let (prompts, _) = generated_prompts(400, 60, 5);
         let texts: Vec<String> = prompts.iter().map(|p| normalise(p)).collect();
-        let mut index = MinHashIndex {
-            texts: &[][..],
-            sketches: Vec::new(),
-            exact: KeyGroups::default(),
-            exact_slots: Vec::new(),
-            bands: Vec::new(),
-            threshold: DEFAULT_THRESHOLD,
-            own_shingles: ShingleTable::default(),
-            their_shingles: ShingleTable::default(),
-            own_numbers: Vec::new(),
-            their_numbers: Vec::new(),
-            recent: RecentTexts::new(),
-        };
+        let mut confirmer = Confirmer::one_of(1);
         let mut near = 0;
         for (i, own) in texts.iter().enumerate() {
-            index.own_shingles.fill(own);
+            confirmer.own_shingles.fill(own);
             for theirs in texts[i..].iter().take(8) {
                 let (a, b) = (shingle_set(own), shingle_set(theirs));
                 let expected = (a.len() >= MIN_SHINGLES && b.len() >= MIN_SHINGLES)
@@ -2026,13 +2126,45 @@ mod tests {
                     .filter(|&similarity| similarity >= DEFAULT_THRESHOLD);
                 near += usize::from(expected.is_some_and(|similarity| similarity < 1.0));
                 assert_eq!(
-                    index.near_similarity(theirs),
+                    confirmer.near_similarity(theirs, DEFAULT_THRESHOLD),
                     expected,
                     "{own:?} / {theirs:?}"
                 );
             }
         }
         assert!(near > 0, "the generated prompts hold near duplicates");
+    }
+
+    #[test]
+    fn the_block_sweep_settles_candidates_as_the_one_by_one_sweep_does() {
+        let (prompts, _) = generated_prompts(3_000, 450, 7);
+        let texts: Vec<&str> = prompts.iter().map(String::as_str).collect();
+        let references = 40;
+        let sweep = |threads: usize, block: usize| {
+            let sketches = texts.iter().map(|prompt| sketch(prompt)).collect();
+            let index = MinHashIndex::new(sketches, texts.as_slice(), DEFAULT_THRESHOLD);
+            index
+                .sweep_in_blocks(references, texts.len(), threads, block)
+                .unwrap()
+        };
+        let one_by_one = sweep(1, 1);
+        assert_eq!(
+            one_by_one.rechecked, 0,
+            "a block of one has no survivor of its own"
+        );
+        assert!(one_by_one.duplicates.len() > 100);
+        for (threads, block) in [(2, 7), (2, 64), (3, 500), (2, 4096)] {
+            let blocked = sweep(threads, block);
+            assert_eq!(
+                blocked.duplicates, one_by_one.duplicates,
+                "{threads} threads, {block}"
+            );
+            assert!(
+                blocked.rechecked > 0 && blocked.rechecked < texts.len(),
+                "{threads} threads, blocks of {block}: {} rechecked",
+                blocked.rechecked
+            );
+        }
     }
 
     #[test]

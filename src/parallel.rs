@@ -20,6 +20,48 @@ pub fn map<T: Sync, R: Send>(items: &[T], threads: usize, f: impl Fn(&T) -> R + 
     results
 }
 
+/// `f` over `items` on one scoped thread per state in `states`, each thread with a state of its
+/// own (scratch buffers, caches) that outlives the call; results in input order. Items are dealt
+/// out in turn, so neighbouring items of unequal cost spread over the threads. One state runs on
+/// the caller's thread; no state maps nothing. A panic in `f` is resumed on the caller's thread.
+pub fn map_with<S: Send, T: Sync, R: Send>(
+    items: &[T],
+    states: &mut [S],
+    f: impl Fn(&mut S, &T) -> R + Sync,
+) -> Vec<R> {
+    let lanes = states.len().min(items.len());
+    let dealt = |state: &mut S, lane: usize| -> Vec<R> {
+        let every = lanes.max(1);
+        let lane_items = items.iter().skip(lane).step_by(every);
+        lane_items.map(|item| f(state, item)).collect()
+    };
+    let per_lane: Vec<Vec<R>> = match &mut states[..lanes] {
+        [] => return Vec::new(),
+        [only] => vec![dealt(only, 0)],
+        several => std::thread::scope(|scope| {
+            let dealt = &dealt;
+            let handles: Vec<_> = several
+                .iter_mut()
+                .enumerate()
+                .map(|(lane, state)| scope.spawn(move || dealt(state, lane)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| match h.join() {
+                    Ok(result) => result,
+                    Err(panic) => std::panic::resume_unwind(panic),
+                })
+                .collect()
+        }),
+    };
+    let mut per_lane: Vec<_> = per_lane.into_iter().map(Vec::into_iter).collect();
+    let mut results = Vec::with_capacity(items.len());
+    for lane in (0..lanes).cycle().take(items.len()) {
+        results.extend(per_lane[lane].next());
+    }
+    results
+}
+
 /// `f` over `items` cut into at most `threads` contiguous chunks of equal length (the last may
 /// be shorter), one scoped thread per chunk; one result per chunk, in input order, and none for
 /// no items. A single chunk runs on the caller's thread. A panic in `f` is resumed on the
@@ -65,6 +107,25 @@ mod tests {
             );
         }
         assert!(map(&[] as &[usize], 2, |i| *i).is_empty());
+    }
+
+    #[test]
+    fn map_with_keeps_input_order_and_gives_each_thread_its_own_state() {
+        let items: Vec<usize> = (0..1000).collect();
+        let expected: Vec<usize> = items.iter().map(|i| i * 3).collect();
+        for threads in [1, 2, 3, 7, 2000] {
+            let mut seen = vec![0usize; threads];
+            let mapped = map_with(&items, &mut seen, |count, i| {
+                *count += 1;
+                i * 3
+            });
+            assert_eq!(mapped, expected, "{threads} threads");
+            assert_eq!(seen.iter().sum::<usize>(), items.len(), "{threads} threads");
+            let busy = seen.iter().filter(|&&count| count > 0).count();
+            assert_eq!(busy, threads.min(items.len()), "{threads} threads");
+        }
+        assert!(map_with(&items, &mut [] as &mut [usize], |_, i| *i).is_empty());
+        assert!(map_with(&[] as &[usize], &mut [0], |_, i| *i).is_empty());
     }
 
     #[test]
