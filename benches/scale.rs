@@ -280,8 +280,9 @@ fn describe(m: &Measured) -> String {
             n("http_requests")
         ),
         "assemble" => format!(
-            "the stage {:.2} s; {:.0} MB input; {} released, {} dropped as duplicates",
+            "the stage {:.2} s ({:.2} s CPU); {:.0} MB input; {} released, {} dropped as duplicates",
             m.stage_s(),
+            f("stage_cpu_s"),
             f("input_mb"),
             n("released"),
             n("duplicates")
@@ -626,11 +627,13 @@ fn assemble(dir: &Path) -> BenchResult<Value> {
     ]);
     let printer = Printer { quiet: true };
     let runtime = tokio::runtime::Runtime::new().map_err(err("runtime"))?;
+    let cpu_before = process_cpu_s();
     let started = Instant::now();
     runtime
         .block_on(saseval_gen::app::run(cli, &printer))
         .map_err(|e| format!("assemble: {e:#}"))?;
     let stage_s = started.elapsed().as_secs_f64();
+    let stage_cpu_s = process_cpu_s() - cpu_before;
     let released = count_lines(&run.join("saseval_v2_prompts.jsonl")).unwrap_or(0);
     let rejects = std::fs::read_to_string(run.join("rejects.jsonl")).unwrap_or_default();
     let duplicates = rejects
@@ -639,6 +642,7 @@ fn assemble(dir: &Path) -> BenchResult<Value> {
         .count();
     Ok(json!({
         STAGE_KEY: stage_s,
+        "stage_cpu_s": stage_cpu_s,
         "input_mb": input_mb,
         "released": released,
         "duplicates": duplicates,
