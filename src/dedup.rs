@@ -338,36 +338,6 @@ impl Collision {
     }
 }
 
-/// The prompts that survived so far, searchable for collisions with the next one.
-trait SurvivorIndex {
-    type Error;
-    fn collision(&mut self, id: u32) -> Result<Option<Collision>, Self::Error>;
-    fn insert(&mut self, id: u32);
-}
-
-/// Walks the prompts in priority order: references all survive, each candidate survives unless
-/// it collides with a survivor.
-fn sweep<I: SurvivorIndex>(
-    index: &mut I,
-    reference_count: usize,
-    total: usize,
-) -> Result<Vec<Duplicate>, I::Error> {
-    let mut duplicates = Vec::new();
-    for (position, id) in (0..total).zip(0u32..) {
-        if position < reference_count {
-            index.insert(id);
-            continue;
-        }
-        match index.collision(id)? {
-            Some(collision) => {
-                duplicates.push(collision.duplicate(position - reference_count, reference_count))
-            }
-            None => index.insert(id),
-        }
-    }
-    Ok(duplicates)
-}
-
 /// The card's normalisation ([`norm`]) with runs of spaces collapsed and the ends trimmed. An
 /// ASCII prompt, the common case, is mapped byte by byte exactly as `norm` maps its characters.
 pub fn normalise(prompt: &str) -> String {
@@ -618,8 +588,7 @@ fn all_pairs(prompts: &[&str], reference_count: usize, threshold: f64) -> Vec<Du
         exact: FastMap::default(),
         threshold,
     };
-    let Ok(duplicates) = sweep(&mut index, reference_count, prompts.len());
-    duplicates
+    index.sweep(reference_count, prompts.len())
 }
 
 /// Numbers each distinct number sequence shared by several prompts; `None` for a sequence only
@@ -836,16 +805,33 @@ impl AllPairsIndex<'_> {
     }
 }
 
-impl SurvivorIndex for AllPairsIndex<'_> {
-    type Error = std::convert::Infallible;
+impl AllPairsIndex<'_> {
+    /// Walks the prompts in priority order: references all survive, each candidate survives
+    /// unless it collides with a survivor.
+    fn sweep(&mut self, reference_count: usize, total: usize) -> Vec<Duplicate> {
+        let mut duplicates = Vec::new();
+        for (position, id) in (0..total).zip(0u32..) {
+            if position < reference_count {
+                self.insert(id);
+                continue;
+            }
+            match self.collision(id) {
+                Some(collision) => duplicates
+                    .push(collision.duplicate(position - reference_count, reference_count)),
+                None => self.insert(id),
+            }
+        }
+        duplicates
+    }
 
-    fn collision(&mut self, id: u32) -> Result<Option<Collision>, Self::Error> {
+    /// The survivor this prompt collides with, from the survivors inserted so far.
+    fn collision(&mut self, id: u32) -> Option<Collision> {
         let position = id as usize;
         if let Some(&earlier) = self.exact.get(self.texts[position]) {
-            return Ok(Some(Collision {
+            return Some(Collision {
                 id: earlier,
                 kind: DupKind::Exact,
-            }));
+            });
         }
         let own = std::mem::take(&mut self.ranks[position]);
         self.probe(&own, self.groups[position]);
@@ -879,7 +865,7 @@ impl SurvivorIndex for AllPairsIndex<'_> {
             }
         }
         self.ranks[position] = own;
-        Ok(best)
+        best
     }
 
     fn insert(&mut self, id: u32) {
@@ -1303,9 +1289,8 @@ impl ShingleTable {
 
 /// The normalised texts of recently compared prompts, by id, in a fixed number of slots (one
 /// place per id) holding at most a budget of bytes of text (96 MiB, shared out among the
-/// sweep's threads). In a template family one
-/// survivor is the confirmation partner of many later candidates, and a streaming caller would
-/// read it back from disk every time.
+/// sweep's threads). In a template family one survivor is the confirmation partner of many later
+/// candidates, and a streaming caller would read it back from disk every time.
 struct RecentTexts {
     slots: Vec<Option<(u32, std::sync::Arc<str>)>>,
     bytes: usize,
@@ -1434,9 +1419,7 @@ impl<T: Texts + ?Sized> MinHashIndex<'_, T> {
         promising.truncate(MAX_CONFIRMATIONS);
         promising.into_iter().map(|(_, other)| other).collect()
     }
-}
 
-impl<T: Texts + ?Sized> MinHashIndex<'_, T> {
     /// The survivor this prompt collides with, from the survivors inserted so far.
     fn collision(&self, confirmer: &mut Confirmer, id: u32) -> Result<Option<Collision>, T::Error> {
         if let Some(exact) = self.exact_match(confirmer, id)? {
@@ -1496,7 +1479,7 @@ impl<T: Texts + ?Sized> MinHashIndex<'_, T> {
     }
 }
 
-/// The candidates a sweep dropped, and how many of them it had to look up again one by one.
+/// The candidates a sweep dropped, and how many candidates it looked up a second time.
 struct BlockSweep {
     duplicates: Vec<Duplicate>,
     rechecked: usize,
