@@ -45,13 +45,7 @@ pub fn map_with<S: Send, T: Sync, R: Send>(
                 .enumerate()
                 .map(|(lane, state)| scope.spawn(move || dealt(state, lane)))
                 .collect();
-            handles
-                .into_iter()
-                .map(|h| match h.join() {
-                    Ok(result) => result,
-                    Err(panic) => std::panic::resume_unwind(panic),
-                })
-                .collect()
+            joined(handles)
         }),
     };
     let mut per_lane: Vec<_> = per_lane.into_iter().map(Vec::into_iter).collect();
@@ -81,14 +75,19 @@ pub fn chunks<T: Sync, R: Send>(
             .chunks(per_thread)
             .map(|part| scope.spawn(move || f(part)))
             .collect();
-        handles
-            .into_iter()
-            .map(|h| match h.join() {
-                Ok(result) => result,
-                Err(panic) => std::panic::resume_unwind(panic),
-            })
-            .collect()
+        joined(handles)
     })
+}
+
+/// The threads' results in order; a thread's panic is resumed on the caller's thread.
+fn joined<R>(handles: Vec<std::thread::ScopedJoinHandle<'_, R>>) -> Vec<R> {
+    handles
+        .into_iter()
+        .map(|h| match h.join() {
+            Ok(result) => result,
+            Err(panic) => std::panic::resume_unwind(panic),
+        })
+        .collect()
 }
 
 #[cfg(test)]
