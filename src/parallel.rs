@@ -79,15 +79,49 @@ pub fn chunks<T: Sync, R: Send>(
     })
 }
 
+/// Works through a stream of items one ahead: while `finish` takes an item and its result,
+/// `work` (which may use every core itself) runs on the next item on a scoped thread, so an
+/// order-dependent `finish` does not leave the workers idle. Items finish in order, and an error
+/// from `next` is returned once the items before it have finished. A panic in `work` is resumed
+/// on the caller's thread.
+pub fn pipelined<I: Send, R: Send, E>(
+    mut next: impl FnMut() -> Result<Option<I>, E>,
+    work: impl Fn(&I) -> R + Sync,
+    mut finish: impl FnMut(I, R) -> Result<(), E>,
+) -> Result<(), E> {
+    let work = &work;
+    std::thread::scope(|scope| {
+        let mut pending = None;
+        loop {
+            let upcoming = next().map(|item| {
+                item.map(|item| {
+                    scope.spawn(move || {
+                        let result = work(&item);
+                        (item, result)
+                    })
+                })
+            });
+            if let Some(working) = pending.take() {
+                let (item, result) = joined_one(working);
+                finish(item, result)?;
+            }
+            match upcoming? {
+                Some(working) => pending = Some(working),
+                None => return Ok(()),
+            }
+        }
+    })
+}
+
 /// The threads' results in order; a thread's panic is resumed on the caller's thread.
 fn joined<R>(handles: Vec<std::thread::ScopedJoinHandle<'_, R>>) -> Vec<R> {
-    handles
-        .into_iter()
-        .map(|h| match h.join() {
-            Ok(result) => result,
-            Err(panic) => std::panic::resume_unwind(panic),
-        })
-        .collect()
+    handles.into_iter().map(joined_one).collect()
+}
+
+fn joined_one<R>(handle: std::thread::ScopedJoinHandle<'_, R>) -> R {
+    handle
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 #[cfg(test)]
@@ -125,6 +159,39 @@ mod tests {
         }
         assert!(map_with(&items, &mut [] as &mut [usize], |_, i| *i).is_empty());
         assert!(map_with(&[] as &[usize], &mut [0], |_, i| *i).is_empty());
+    }
+
+    #[test]
+    fn a_pipeline_finishes_items_in_order_and_reports_a_late_error_after_the_earlier_items() {
+        let mut items = (0..5).map(Ok).chain([Err("unreadable")]);
+        let mut finished = Vec::new();
+        let result = pipelined(
+            || items.next().transpose(),
+            |item: &i32| item * 10,
+            |item, result| {
+                finished.push((item, result));
+                Ok(())
+            },
+        );
+        assert_eq!(result, Err("unreadable"));
+        assert_eq!(finished, [(0, 0), (1, 10), (2, 20), (3, 30), (4, 40)]);
+
+        let mut items = 0..3;
+        let mut seen = Vec::new();
+        let result = pipelined(
+            || Ok::<_, String>(items.next()),
+            |item: &i32| *item,
+            |item, _| {
+                seen.push(item);
+                if item == 1 {
+                    Err(format!("item {item} failed"))
+                } else {
+                    Ok(())
+                }
+            },
+        );
+        assert_eq!(result, Err("item 1 failed".to_string()));
+        assert_eq!(seen, [0, 1], "nothing finishes after a failure");
     }
 
     #[test]

@@ -209,8 +209,6 @@ impl ScannedLine {
     }
 }
 
-type ScannedChunk = Vec<Result<ScannedLine, JsonlError>>;
-
 /// Streams the candidates file: its entries, and the MinHash sketches of `references` then of
 /// the candidates (so the references' dedup ids come first). Each chunk is parsed and sketched
 /// while the next one is read and the one before is appended.
@@ -224,7 +222,7 @@ fn scan(path: &Path, references: &[Reference]) -> Result<(Scanned, Vec<dedup::Sk
     };
     let mut sketches = crate::parallel::map(references, threads, |r| dedup::sketch(&r.prompt));
     let mut domain_ids: std::collections::HashMap<String, u32> = Default::default();
-    let mut append = |lines: ScannedChunk| -> Result<()> {
+    let mut append = |lines: Vec<Result<ScannedLine, JsonlError>>| -> Result<()> {
         for line in lines {
             let line = line?;
             let domain = match domain_ids.get(&line.domain) {
@@ -253,30 +251,14 @@ fn scan(path: &Path, references: &[Reference]) -> Result<(Scanned, Vec<dedup::Sk
         Ok(())
     };
     let mut reader = ChunkReader::open(path)?;
-    std::thread::scope(|scope| -> Result<()> {
-        let parse = |chunk: Vec<RawLine>| {
-            crate::parallel::map(&chunk, threads, |line| ScannedLine::of(line, path))
-        };
-        let mut pending: Option<std::thread::ScopedJoinHandle<'_, ScannedChunk>> = None;
-        loop {
-            let next = match reader.next_chunk(crate::jsonl::CHUNK_BYTES) {
-                Ok(chunk) if chunk.is_empty() => Ok(None),
-                Ok(chunk) => Ok(Some(scope.spawn(move || parse(chunk)))),
-                Err(e) => Err(e),
-            };
-            if let Some(parsing) = pending.take() {
-                append(
-                    parsing
-                        .join()
-                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                )?;
-            }
-            match next? {
-                Some(parsing) => pending = Some(parsing),
-                None => return Ok(()),
-            }
-        }
-    })?;
+    crate::parallel::pipelined(
+        || {
+            let chunk = reader.next_chunk(crate::jsonl::CHUNK_BYTES)?;
+            Ok((!chunk.is_empty()).then_some(chunk))
+        },
+        |chunk| crate::parallel::map(chunk, threads, |line| ScannedLine::of(line, path)),
+        |_, lines| append(lines),
+    )?;
     Ok((scanned, sketches))
 }
 

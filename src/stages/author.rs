@@ -295,26 +295,20 @@ pub fn derive(
             outcome(&r.request).map(|o| o.map(|o| parse_request(r, &o, &rules, examples)))
         })
     };
-    // The next chunk is parsed while this one is applied, so the order-dependent writes do not
-    // leave the worker threads idle.
-    std::thread::scope(|scope| -> Result<()> {
-        let mut chunks = ordered.chunks(DERIVE_CHUNK);
-        let spawn = |chunk| (chunk, scope.spawn(move || parse(chunk)));
-        let mut next = chunks.next().map(spawn);
-        while let Some((chunk, parsing)) = next.take() {
-            let parsed = parsing
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            next = chunks.next().map(spawn);
+    let mut chunks = ordered.chunks(DERIVE_CHUNK);
+    parallel::pipelined(
+        || Ok::<_, crate::error::Error>(chunks.next()),
+        |chunk: &&[&AuthorRequest]| parse(chunk),
+        |chunk, parsed| {
             for (r, parsed) in chunk.iter().zip(parsed) {
                 deriver.tally.request(r.round, r.category);
                 if let Some(parsed) = parsed? {
                     deriver.apply(r, parsed)?;
                 }
             }
-        }
-        Ok(())
-    })?;
+            Ok(())
+        },
+    )?;
     let mut derived = deriver.derived;
     derived.yields = deriver.tally.finish(target(config));
     Ok(derived)
