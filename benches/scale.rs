@@ -487,7 +487,7 @@ fn parse_validate(dir: &Path, lines: usize) -> BenchResult<Value> {
         &config,
         &examples,
         &requests,
-        |r| Ok(cache.get(&r.custom_id, r.body_hash())?),
+        |r| Ok(cache.get_as(&r.custom_id, r.body_hash())?),
         &mut candidates,
         &mut rejects,
     )

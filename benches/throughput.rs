@@ -80,7 +80,7 @@ fn parse_validate(c: &mut Criterion) {
                 &config,
                 &examples,
                 &requests,
-                |r| Ok(cache.get(&r.custom_id, r.body_hash())?),
+                |r| Ok(cache.get_as(&r.custom_id, r.body_hash())?),
                 &mut candidates,
                 &mut rejects,
             )

@@ -19,6 +19,7 @@ pub mod expr;
 pub mod fsio;
 pub mod grade;
 pub mod hooks;
+pub mod json_walk;
 pub mod jsonl;
 pub mod lock;
 pub mod numeric;

@@ -6,7 +6,9 @@
 //! replies through, so both stages agree on which part of a reply the model meant as its answer.
 
 use crate::bytescan::ByteSet;
-use serde_json::{Deserializer, Value};
+use crate::json_walk::{Kind, Walked};
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
 use std::borrow::Cow;
 use thiserror::Error;
 
@@ -69,38 +71,355 @@ impl ReplyError {
     }
 }
 
-/// Reads `choices[0].message.content` and `choices[0].finish_reason` from a response body.
-pub fn message_content(body: &Value) -> Result<Reply, ReplyError> {
-    let choice = body
-        .get("choices")
-        .and_then(|choices| choices.get(0))
-        .ok_or_else(|| ReplyError::NoContent("the response body has no choices[0]".into()))?;
-    let finish_reason = choice
-        .get("finish_reason")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    let message = choice
-        .get("message")
-        .ok_or_else(|| ReplyError::NoContent("choices[0] has no message".into()))?;
-    match (
-        message.get("content"),
-        message.get("refusal").and_then(Value::as_str),
-    ) {
-        (Some(Value::String(content)), _) => Ok(Reply {
-            content: content.clone(),
-            finish_reason,
-        }),
-        (_, Some(refusal)) => Err(ReplyError::NoContent(format!(
-            "the model refused: {refusal}"
-        ))),
-        (None | Some(Value::Null), None) => Err(ReplyError::NoContent(format!(
-            "choices[0].message.content is missing (finish_reason: {})",
-            finish_reason.as_deref().unwrap_or("none")
-        ))),
-        (Some(other), None) => Err(ReplyError::NoContent(format!(
-            "choices[0].message.content is {}, not a string",
-            json_kind(other)
-        ))),
+/// The parts of a chat-completion body that the stages read — the first choice's message and
+/// finish reason, and the token counts — taken from its JSON without building the rest. Any JSON
+/// value reads (a body that is not an object just has none of the parts), and a text is refused
+/// only where a `serde_json::Value` would refuse it. Where a key repeats, its last value counts,
+/// as in a `Value`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ResponseBody {
+    /// `choices[0]`, where `choices` is an array with an element.
+    first_choice: Option<Choice>,
+    usage: TokenCounts,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Choice {
+    /// Only a string counts.
+    finish_reason: Option<String>,
+    /// Present, of whatever type.
+    message: Option<Message>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Message {
+    content: Option<Content>,
+    /// Only a string counts.
+    refusal: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Content {
+    Text(String),
+    Other(Kind),
+}
+
+/// The `usage` counts of a body; a count that is missing or not a whole number reads as 0.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TokenCounts {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+impl ResponseBody {
+    /// `choices[0].message.content` and `choices[0].finish_reason`, or why there is no content.
+    pub fn reply(&self) -> Result<Reply, ReplyError> {
+        let choice = self
+            .first_choice
+            .as_ref()
+            .ok_or_else(|| ReplyError::NoContent("the response body has no choices[0]".into()))?;
+        let finish_reason = choice.finish_reason.clone();
+        let message = choice
+            .message
+            .as_ref()
+            .ok_or_else(|| ReplyError::NoContent("choices[0] has no message".into()))?;
+        match (&message.content, &message.refusal) {
+            (Some(Content::Text(content)), _) => Ok(Reply {
+                content: content.clone(),
+                finish_reason,
+            }),
+            (_, Some(refusal)) => Err(ReplyError::NoContent(format!(
+                "the model refused: {refusal}"
+            ))),
+            (None | Some(Content::Other(Kind::Null)), None) => Err(ReplyError::NoContent(format!(
+                "choices[0].message.content is missing (finish_reason: {})",
+                finish_reason.as_deref().unwrap_or("none")
+            ))),
+            (Some(Content::Other(kind)), None) => Err(ReplyError::NoContent(format!(
+                "choices[0].message.content is {}, not a string",
+                kind.described()
+            ))),
+        }
+    }
+
+    pub fn tokens(&self) -> TokenCounts {
+        self.usage
+    }
+}
+
+impl<'de> Deserialize<'de> for ResponseBody {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Picked::deserialize(deserializer).map(|Picked(body)| body)
+    }
+}
+
+/// A part of a body read by its JSON type: what a string, a whole number, an object or an array
+/// give is the part's own; anything else is walked (see [`Walked`]) and named by its kind.
+trait Pick: Sized {
+    fn other(kind: Kind) -> Self;
+
+    fn text(_: &str) -> Self {
+        Self::other(Kind::String)
+    }
+
+    fn whole_number(_: u64) -> Self {
+        Self::other(Kind::Number)
+    }
+
+    fn object<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        while map.next_entry::<Walked, Walked>()?.is_some() {}
+        Ok(Self::other(Kind::Object))
+    }
+
+    fn array<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
+        while seq.next_element::<Walked>()?.is_some() {}
+        Ok(Self::other(Kind::Array))
+    }
+}
+
+/// Reads any JSON value into the part `T` (through `deserialize_any`, as a `Value` is read).
+struct Picked<T>(T);
+
+impl<'de, T: Pick> Deserialize<'de> for Picked<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer
+            .deserialize_any(PickVisitor(std::marker::PhantomData))
+            .map(Picked)
+    }
+}
+
+struct PickVisitor<T>(std::marker::PhantomData<T>);
+
+impl<'de, T: Pick> Visitor<'de> for PickVisitor<T> {
+    type Value = T;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<T, E> {
+        Ok(T::other(Kind::Bool))
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<T, E> {
+        Ok(T::other(Kind::Number))
+    }
+
+    fn visit_u64<E>(self, n: u64) -> Result<T, E> {
+        Ok(T::whole_number(n))
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<T, E> {
+        Ok(T::other(Kind::Number))
+    }
+
+    fn visit_str<E>(self, text: &str) -> Result<T, E> {
+        Ok(T::text(text))
+    }
+
+    fn visit_none<E>(self) -> Result<T, E> {
+        Ok(T::other(Kind::Null))
+    }
+
+    fn visit_unit<E>(self) -> Result<T, E> {
+        Ok(T::other(Kind::Null))
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<T, D::Error> {
+        Picked::deserialize(deserializer).map(|Picked(part)| part)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<T, A::Error> {
+        T::array(seq)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+        T::object(map)
+    }
+}
+
+/// The keys a body's parts are found under; any other key is `Other`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Key {
+    Choices,
+    Usage,
+    FinishReason,
+    Message,
+    Content,
+    Refusal,
+    PromptTokens,
+    CompletionTokens,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl Visitor<'_> for KeyVisitor {
+            type Value = Key;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object key")
+            }
+
+            fn visit_str<E>(self, key: &str) -> Result<Key, E> {
+                Ok(match key {
+                    "choices" => Key::Choices,
+                    "usage" => Key::Usage,
+                    "finish_reason" => Key::FinishReason,
+                    "message" => Key::Message,
+                    "content" => Key::Content,
+                    "refusal" => Key::Refusal,
+                    "prompt_tokens" => Key::PromptTokens,
+                    "completion_tokens" => Key::CompletionTokens,
+                    _ => Key::Other,
+                })
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+/// Reads an object's entries: `read` takes the value of each key it wants (and says so), and
+/// the rest are walked.
+fn read_fields<'de, A: MapAccess<'de>>(
+    mut map: A,
+    mut read: impl FnMut(Key, &mut A) -> Result<bool, A::Error>,
+) -> Result<(), A::Error> {
+    while let Some(key) = map.next_key::<Key>()? {
+        if !read(key, &mut map)? {
+            map.next_value::<Walked>()?;
+        }
+    }
+    Ok(())
+}
+
+fn value<'de, T: Pick, A: MapAccess<'de>>(map: &mut A) -> Result<T, A::Error> {
+    map.next_value::<Picked<T>>().map(|Picked(part)| part)
+}
+
+impl Pick for ResponseBody {
+    fn other(_: Kind) -> Self {
+        ResponseBody::default()
+    }
+
+    fn object<'de, A: MapAccess<'de>>(map: A) -> Result<Self, A::Error> {
+        let mut body = ResponseBody::default();
+        read_fields(map, |key, map| {
+            match key {
+                Key::Choices => body.first_choice = value::<FirstOf<Choice>, _>(map)?.0,
+                Key::Usage => body.usage = value(map)?,
+                _ => return Ok(false),
+            }
+            Ok(true)
+        })?;
+        Ok(body)
+    }
+}
+
+/// The first element of an array; nothing for an empty array or any other value.
+struct FirstOf<T>(Option<T>);
+
+impl<T: Pick> Pick for FirstOf<T> {
+    fn other(_: Kind) -> Self {
+        FirstOf(None)
+    }
+
+    fn array<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
+        let first = seq.next_element::<Picked<T>>()?.map(|Picked(part)| part);
+        while seq.next_element::<Walked>()?.is_some() {}
+        Ok(FirstOf(first))
+    }
+}
+
+impl Pick for Choice {
+    fn other(_: Kind) -> Self {
+        Choice::default()
+    }
+
+    fn object<'de, A: MapAccess<'de>>(map: A) -> Result<Self, A::Error> {
+        let mut choice = Choice::default();
+        read_fields(map, |key, map| {
+            match key {
+                Key::FinishReason => choice.finish_reason = value(map)?,
+                Key::Message => choice.message = Some(value(map)?),
+                _ => return Ok(false),
+            }
+            Ok(true)
+        })?;
+        Ok(choice)
+    }
+}
+
+impl Pick for Message {
+    fn other(_: Kind) -> Self {
+        Message::default()
+    }
+
+    fn object<'de, A: MapAccess<'de>>(map: A) -> Result<Self, A::Error> {
+        let mut message = Message::default();
+        read_fields(map, |key, map| {
+            match key {
+                Key::Content => message.content = Some(value(map)?),
+                Key::Refusal => message.refusal = value(map)?,
+                _ => return Ok(false),
+            }
+            Ok(true)
+        })?;
+        Ok(message)
+    }
+}
+
+impl Pick for Content {
+    fn other(kind: Kind) -> Self {
+        Content::Other(kind)
+    }
+
+    fn text(text: &str) -> Self {
+        Content::Text(text.to_owned())
+    }
+}
+
+impl Pick for TokenCounts {
+    fn other(_: Kind) -> Self {
+        TokenCounts::default()
+    }
+
+    fn object<'de, A: MapAccess<'de>>(map: A) -> Result<Self, A::Error> {
+        let mut counts = TokenCounts::default();
+        read_fields(map, |key, map| {
+            match key {
+                Key::PromptTokens => {
+                    counts.prompt_tokens = value::<Option<u64>, _>(map)?.unwrap_or(0)
+                }
+                Key::CompletionTokens => {
+                    counts.completion_tokens = value::<Option<u64>, _>(map)?.unwrap_or(0)
+                }
+                _ => return Ok(false),
+            }
+            Ok(true)
+        })?;
+        Ok(counts)
+    }
+}
+
+impl Pick for Option<String> {
+    fn other(_: Kind) -> Self {
+        None
+    }
+
+    fn text(text: &str) -> Self {
+        Some(text.to_owned())
+    }
+}
+
+impl Pick for Option<u64> {
+    fn other(_: Kind) -> Self {
+        None
+    }
+
+    fn whole_number(n: u64) -> Self {
+        Some(n)
     }
 }
 
@@ -237,7 +556,7 @@ fn array_elements(after_bracket: &str) -> Result<ParsedItems, ReplyError> {
             Some(_) => {}
         }
         let rest = text.get(pos..).unwrap_or_default();
-        let mut stream = Deserializer::from_str(rest).into_iter::<Value>();
+        let mut stream = serde_json::Deserializer::from_str(rest).into_iter::<Value>();
         match stream.next() {
             Some(Ok(value)) => {
                 parsed.items.push(value);
@@ -371,7 +690,7 @@ fn lone_value(text: &str) -> Result<ParsedItems, ReplyError> {
     let mut cut_off = false;
     for (start, _) in text.match_indices(['{', '[']).take(LONE_VALUE_STARTS) {
         let candidate = escape_raw_controls(text.get(start..).unwrap_or_default());
-        match Deserializer::from_str(&candidate)
+        match serde_json::Deserializer::from_str(&candidate)
             .into_iter::<Value>()
             .next()
         {
@@ -424,14 +743,7 @@ fn items_of_value(value: Value) -> Result<ParsedItems, ReplyError> {
 
 /// "a string", "an array", … for error messages.
 pub(crate) fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
+    Kind::of(value).described()
 }
 
 #[cfg(test)]
@@ -576,6 +888,191 @@ mod tests {
 
     fn code(content: &str) -> &'static str {
         parse_items(content).map_or_else(|e| e.code(), |_| "ok")
+    }
+
+    /// The body's reply, read from its JSON text as the cache reads it.
+    fn message_content(body: &Value) -> Result<Reply, ReplyError> {
+        serde_json::from_str::<ResponseBody>(&body.to_string())
+            .expect("every JSON value reads as a body")
+            .reply()
+    }
+
+    /// What the stages read from a body before `ResponseBody`: `message_content` and the usage
+    /// counts over a whole `Value`. The typed reader must give the same answers.
+    fn read_from_value_tree(body: &Value) -> (Result<Reply, ReplyError>, TokenCounts) {
+        let count = |k: &str| {
+            body.get("usage")
+                .and_then(|u| u.get(k))
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+        };
+        let tokens = TokenCounts {
+            prompt_tokens: count("prompt_tokens"),
+            completion_tokens: count("completion_tokens"),
+        };
+        let Some(choice) = body.get("choices").and_then(|choices| choices.get(0)) else {
+            let missing = "the response body has no choices[0]";
+            return (Err(ReplyError::NoContent(missing.into())), tokens);
+        };
+        let finish_reason = choice
+            .get("finish_reason")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let Some(message) = choice.get("message") else {
+            let missing = "choices[0] has no message";
+            return (Err(ReplyError::NoContent(missing.into())), tokens);
+        };
+        let reply = match (
+            message.get("content"),
+            message.get("refusal").and_then(Value::as_str),
+        ) {
+            (Some(Value::String(content)), _) => Ok(Reply {
+                content: content.clone(),
+                finish_reason,
+            }),
+            (_, Some(refusal)) => Err(ReplyError::NoContent(format!(
+                "the model refused: {refusal}"
+            ))),
+            (None | Some(Value::Null), None) => Err(ReplyError::NoContent(format!(
+                "choices[0].message.content is missing (finish_reason: {})",
+                finish_reason.as_deref().unwrap_or("none")
+            ))),
+            (Some(other), None) => Err(ReplyError::NoContent(format!(
+                "choices[0].message.content is {}, not a string",
+                json_kind(other)
+            ))),
+        };
+        (reply, tokens)
+    }
+
+    fn any_scalar() -> BoxedStrategy<Value> {
+        prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            (-1e6f64..1e6).prop_map(Value::from),
+            "[a-z\\\"\n ]{0,8}".prop_map(Value::from),
+        ]
+        .boxed()
+    }
+
+    fn any_value() -> BoxedStrategy<Value> {
+        any_scalar()
+            .prop_recursive(3, 12, 3, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..3).prop_map(Value::from),
+                    prop::collection::btree_map("[a-z_]{1,6}", inner, 0..3)
+                        .prop_map(|m| Value::Object(m.into_iter().collect())),
+                ]
+            })
+            .boxed()
+    }
+
+    /// An object with each of `keys` absent or holding one of `values`, and maybe an unrelated key.
+    fn object_of(
+        keys: &'static [&'static str],
+        values: impl Strategy<Value = Value> + Clone,
+    ) -> impl Strategy<Value = Value> {
+        let fields = keys
+            .iter()
+            .map(|key| prop::option::of(values.clone()).prop_map(move |v| (*key, v)))
+            .collect::<Vec<_>>();
+        (fields, prop::option::of(any_value())).prop_map(|(fields, extra)| {
+            let mut object = serde_json::Map::new();
+            if let Some(extra) = extra {
+                object.insert("id".into(), extra);
+            }
+            for (key, value) in fields {
+                if let Some(value) = value {
+                    object.insert(key.into(), value);
+                }
+            }
+            Value::Object(object)
+        })
+    }
+
+    fn any_body() -> impl Strategy<Value = Value> {
+        let message = prop_oneof![
+            object_of(&["content", "refusal", "role"], any_value()),
+            any_value()
+        ];
+        let choice = prop_oneof![
+            (message, prop::option::of(any_scalar())).prop_map(|(message, reason)| {
+                let mut choice = json!({"index": 0, "message": message});
+                if let Some(reason) = reason {
+                    choice["finish_reason"] = reason;
+                }
+                choice
+            }),
+            object_of(&["finish_reason", "message"], any_value()),
+            any_value(),
+        ];
+        let choices = prop_oneof![
+            prop::collection::vec(choice, 0..3).prop_map(Value::from),
+            any_value()
+        ];
+        let usage = prop_oneof![
+            object_of(&["prompt_tokens", "completion_tokens"], any_scalar()),
+            any_value()
+        ];
+        prop_oneof![
+            4 => (prop::option::of(choices), prop::option::of(usage)).prop_map(|(c, u)| {
+                let mut body = json!({"object": "chat.completion"});
+                if let Some(c) = c {
+                    body["choices"] = c;
+                }
+                if let Some(u) = u {
+                    body["usage"] = u;
+                }
+                body
+            }),
+            1 => any_value(),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn the_typed_body_reads_what_the_value_tree_read(body in any_body()) {
+            let expected = read_from_value_tree(&body);
+            let from_text: ResponseBody = serde_json::from_str(&body.to_string()).unwrap();
+            prop_assert_eq!((from_text.reply(), from_text.tokens()), expected.clone());
+            let from_tree: ResponseBody = serde_json::from_value(body).unwrap();
+            prop_assert_eq!((from_tree.reply(), from_tree.tokens()), expected);
+        }
+    }
+
+    #[test]
+    fn a_repeated_key_counts_by_its_last_value_as_in_a_value() {
+        let texts = [
+            r#"{"choices":[{"message":{"content":"first"}}],"choices":[{"message":{"content":"last"}}]}"#,
+            r#"{"choices":[{"message":{"content":"first","content":"last"}}],"usage":{"prompt_tokens":5},"usage":{"prompt_tokens":7,"prompt_tokens":"x"}}"#,
+            r#"{"choices":[{"finish_reason":"stop","finish_reason":null,"message":{"content":"last"}}]}"#,
+        ];
+        for text in texts {
+            let tree: Value = serde_json::from_str(text).unwrap();
+            let typed: ResponseBody = serde_json::from_str(text).unwrap();
+            assert_eq!(
+                (typed.reply(), typed.tokens()),
+                read_from_value_tree(&tree),
+                "{text}"
+            );
+            assert_eq!(typed.reply().unwrap().content, "last");
+        }
+    }
+
+    #[test]
+    fn a_body_is_refused_only_where_a_value_is() {
+        let deep = format!(
+            r#"{{"choices":[{{"message":{{"content":"x"}}}}],"id":{}1{}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        assert!(serde_json::from_str::<Value>(&deep).is_err());
+        assert!(serde_json::from_str::<ResponseBody>(&deep).is_err());
+        let huge = r#"{"usage":{"prompt_tokens":1e400}}"#;
+        assert!(serde_json::from_str::<Value>(huge).is_err());
+        assert!(serde_json::from_str::<ResponseBody>(huge).is_err());
     }
 
     #[test]

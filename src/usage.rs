@@ -1,8 +1,8 @@
 //! The requests and tokens a stage's outcomes represent, counted from the response bodies: what
 //! `usage.json`, the manifest and the card report a release cost.
 
+use crate::reply::ResponseBody;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 /// Token use and request counts a job spent (read back from cached responses).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -13,17 +13,11 @@ pub struct Usage {
 }
 
 impl Usage {
-    pub fn add_response(&mut self, body: &Value) {
+    pub fn add_response(&mut self, body: &ResponseBody) {
         self.requests += 1;
-        let usage = body.get("usage");
-        let field = |k: &str| {
-            usage
-                .and_then(|u| u.get(k))
-                .and_then(Value::as_u64)
-                .unwrap_or(0)
-        };
-        self.prompt_tokens += field("prompt_tokens");
-        self.completion_tokens += field("completion_tokens");
+        let tokens = body.tokens();
+        self.prompt_tokens += tokens.prompt_tokens;
+        self.completion_tokens += tokens.completion_tokens;
     }
 
     pub fn add(&mut self, other: Usage) {

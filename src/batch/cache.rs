@@ -8,9 +8,11 @@
 //! appended after it (an import of corrected results), and its line stays in the file, so a
 //! crash during that append leaves the failure in force and the import can simply be repeated.
 
-use super::Outcome;
+use super::{Outcome, OutcomeOf};
 use crate::digest::sha256_hex;
 use crate::fsio;
+use crate::json_walk::Walked;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use std::collections::hash_map::Entry as Slot;
@@ -35,9 +37,10 @@ pub enum CacheError {
     },
 }
 
+/// An entry as read, its response body as `B`.
 #[derive(Deserialize)]
-struct Entry {
-    outcome: Outcome,
+struct Entry<B> {
+    outcome: OutcomeOf<B>,
 }
 
 /// An entry as written: any outcome that serialises like [`Outcome`] (ingest writes response
@@ -83,6 +86,8 @@ pub struct CacheLine {
 }
 
 impl CacheLine {
+    /// Renders the checksummed line, refusing (as `InvalidData`) an entry whose body would not
+    /// read back as a `Value`; the check walks the body instead of building it.
     pub fn render<O: Serialize>(
         custom_id: String,
         body_sha256: String,
@@ -96,8 +101,8 @@ impl CacheLine {
             source,
         };
         let entry_json = serde_json::to_string(&entry).map_err(std::io::Error::other)?;
-        let failed = match serde_json::from_str::<Entry>(&entry_json) {
-            Ok(entry) => matches!(entry.outcome, Outcome::Failed(_)),
+        let failed = match serde_json::from_str::<Entry<Walked>>(&entry_json) {
+            Ok(entry) => matches!(entry.outcome, OutcomeOf::Failed(_)),
             Err(e) => {
                 return Err(std::io::Error::new(
                     std::io::ErrorKind::InvalidData,
@@ -228,6 +233,17 @@ impl Cache {
 
     /// The cached outcome, read from disk and checked against its checksum again.
     pub fn get(&self, custom_id: &str, body_sha256: &str) -> Result<Option<Outcome>, CacheError> {
+        self.get_as(custom_id, body_sha256)
+    }
+
+    /// [`Cache::get`], with the response body read as `B`: a reader of a few fields is spared
+    /// building the whole body. Every body in the cache reads as a `Value` ([`CacheLine::render`]
+    /// makes sure), so it reads as any `B` that walks what it skips (`crate::json_walk`).
+    pub fn get_as<B: DeserializeOwned>(
+        &self,
+        custom_id: &str,
+        body_sha256: &str,
+    ) -> Result<Option<OutcomeOf<B>>, CacheError> {
         let Some(span) = self
             .index
             .get(&(custom_id.to_string(), body_sha256.to_string()))
@@ -244,7 +260,8 @@ impl Cache {
             }
         };
         crate::fsio::read_exact_at(reader, &mut buf, span.offset).map_err(|e| self.io_err(e))?;
-        let entry = checked_entry::<Entry>(&buf).map_err(|what| self.corrupt(span.line, what))?;
+        let entry =
+            checked_entry::<Entry<B>>(&buf).map_err(|what| self.corrupt(span.line, what))?;
         Ok(Some(entry.outcome))
     }
 
@@ -339,7 +356,7 @@ impl Cache {
 }
 
 /// Parses one cache line whose checksum matches into `T` (the whole entry or just its key).
-fn checked_entry<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
+fn checked_entry<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
     let text = std::str::from_utf8(bytes).map_err(|_| "not UTF-8".to_string())?;
     let line: Line =
         serde_json::from_str(text.trim_end()).map_err(|e| format!("not a cache record: {e}"))?;

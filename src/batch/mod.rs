@@ -57,15 +57,21 @@ impl Request {
     }
 }
 
-/// The final result of one request.
+/// The final result of one request, its response body read as `B`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Outcome {
+pub enum OutcomeOf<B> {
     /// The response body (an OpenAI `chat.completion` object).
-    Ok(Value),
+    Ok(B),
     /// The server or model could not serve it, for good (e.g. a 400 from JSON mode).
     Failed(Failure),
 }
+
+/// An outcome with its whole response body.
+pub type Outcome = OutcomeOf<Value>;
+
+/// An outcome with the parts of its response body that the stages read.
+pub type ReplyOutcome = OutcomeOf<crate::reply::ResponseBody>;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Failure {
@@ -469,8 +475,8 @@ impl<'a> Runner<'a> {
     }
 
     /// The cached outcome of `request`, if it has one.
-    pub fn outcome(&self, request: &Request) -> Result<Option<Outcome>, BatchError> {
-        Ok(self.cache.get(&request.custom_id, request.body_hash())?)
+    pub fn outcome(&self, request: &Request) -> Result<Option<ReplyOutcome>, BatchError> {
+        Ok(self.cache.get_as(&request.custom_id, request.body_hash())?)
     }
 }
 

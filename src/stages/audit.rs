@@ -7,13 +7,12 @@
 //! costs only the requests whose outcome is not cached yet.
 
 use super::{Ctx, StageEnd, AUDITED, AUDIT_REPORT, AUDIT_SUMMARY, REPAIRED};
-use crate::batch::{estimate_cost, CostEstimate, CostGuard, Outcome, Request};
+use crate::batch::{estimate_cost, CostEstimate, CostGuard, OutcomeOf, ReplyOutcome, Request};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::panel::{self, Flag, Leniency, PanelAnswer, Verdict};
 use crate::record::{Candidate, Category};
 use crate::release::{PanelSampling, PassCount};
-use crate::reply;
 use crate::seeded;
 use crate::templates::{Template, TemplateError, AUDIT_REQUIRED};
 use crate::usage::Usage;
@@ -296,11 +295,12 @@ impl Summary {
 }
 
 /// The reply text of an outcome, or why there is none.
-fn reply_text(outcome: Option<&Outcome>) -> Result<String, String> {
+fn reply_text(outcome: Option<&ReplyOutcome>) -> Result<String, String> {
     match outcome {
         None => Err("no result".into()),
-        Some(Outcome::Failed(failure)) => Err(format!("{}: {}", failure.code, failure.message)),
-        Some(Outcome::Ok(body)) => reply::message_content(body)
+        Some(OutcomeOf::Failed(failure)) => Err(format!("{}: {}", failure.code, failure.message)),
+        Some(OutcomeOf::Ok(body)) => body
+            .reply()
             .map(|reply| reply.content)
             .map_err(|e| e.to_string()),
     }
@@ -312,7 +312,7 @@ pub fn apply(
     config: &Config,
     items: &mut [Candidate],
     requests: &[PanelRequest],
-    outcomes: &BTreeMap<String, Outcome>,
+    outcomes: &BTreeMap<String, ReplyOutcome>,
     input_sha256: String,
 ) -> (Vec<ReportLine>, Summary) {
     let mut answers: Vec<Vec<PanelAnswer>> = vec![Vec::new(); items.len()];
@@ -372,7 +372,7 @@ pub fn apply(
         summary.count(line);
     }
     for outcome in outcomes.values() {
-        if let Outcome::Ok(body) = outcome {
+        if let OutcomeOf::Ok(body) = outcome {
             summary.usage.add_response(body);
         }
     }

@@ -4,7 +4,8 @@
 
 use super::{Ctx, StageEnd, AUTHORED, AUTHOR_SUMMARY, REJECTS};
 use crate::batch::{
-    check_planned, estimate_weighted, BatchError, CostGuard, Outcome, Request, Usage,
+    check_planned, estimate_weighted, BatchError, CostGuard, OutcomeOf, ReplyOutcome, Request,
+    Usage,
 };
 use crate::config::{Config, Provider, ResponseFormat};
 use crate::dedup::{DupKind, ReferenceSet};
@@ -270,7 +271,7 @@ pub fn derive(
     config: &Config,
     examples: &TemplateExamples,
     requests: &[AuthorRequest],
-    outcome: impl Fn(&Request) -> Result<Option<Outcome>, BatchError> + Sync,
+    outcome: impl Fn(&Request) -> Result<Option<ReplyOutcome>, BatchError> + Sync,
     candidates: &mut jsonl::Writer,
     rejects: &mut jsonl::Writer,
 ) -> Result<Derived> {
@@ -330,7 +331,7 @@ struct Valid {
 /// the items of the requests before it.
 fn parse_request(
     r: &AuthorRequest,
-    outcome: &Outcome,
+    outcome: &ReplyOutcome,
     rules: &Rules,
     examples: &TemplateExamples,
 ) -> Parsed {
@@ -347,8 +348,8 @@ fn parse_request(
         excerpt: excerpt(raw, 600),
     };
     let body = match outcome {
-        Outcome::Ok(body) => body,
-        Outcome::Failed(f) => {
+        OutcomeOf::Ok(body) => body,
+        OutcomeOf::Failed(f) => {
             let status = f.status.map(|s| format!(" (HTTP {s})")).unwrap_or_default();
             return Parsed {
                 usage: Usage::default(),
@@ -366,16 +367,14 @@ fn parse_request(
         items: Vec::new(),
     };
     parsed.usage.add_response(body);
-    let reply = reply::message_content(body).and_then(|reply| {
+    let reply = body.reply().and_then(|reply| {
         let truncated_by_length = reply.finish_reason.as_deref() == Some("length");
         reply::parse_items(&reply.content).map(|items| (items, truncated_by_length, reply.content))
     });
     let (items, cut, content) = match reply {
         Ok(ok) => ok,
         Err(e) => {
-            let raw = reply::message_content(body)
-                .map(|r| r.content)
-                .unwrap_or_default();
+            let raw = body.reply().map(|r| r.content).unwrap_or_default();
             parsed
                 .items
                 .push(Err(reject(e.code(), e.to_string(), None, &raw)));

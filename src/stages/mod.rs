@@ -7,7 +7,7 @@ pub mod author;
 pub mod plan;
 pub mod repair;
 
-use crate::batch::{CostGuard, Outcome, Request, Runner};
+use crate::batch::{CostGuard, ReplyOutcome, Request, Runner};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::ui::Printer;
@@ -48,7 +48,7 @@ impl Ctx<'_> {
         stage: &str,
         requests: &[Request],
         guard: &CostGuard,
-    ) -> Result<Option<BTreeMap<String, Outcome>>> {
+    ) -> Result<Option<BTreeMap<String, ReplyOutcome>>> {
         let result = self.runner.run(stage, requests, guard).await?;
         if result.waiting > 0 {
             self.printer.note(format!(

@@ -3,14 +3,13 @@
 //! that all verifiers contradict are replaced, and ill-posed or unverifiable items are flagged.
 
 use super::{Ctx, StageEnd, AUTHORED, REPAIRED, REPAIR_REPORT, REPAIR_SUMMARY};
-use crate::batch::{CostGuard, Outcome, Request, Usage};
+use crate::batch::{CostGuard, OutcomeOf, ReplyOutcome, Request, Usage};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::expr;
 use crate::numeric::{self, Quantity};
 use crate::record::{Candidate, Category};
 use crate::release::{RepairCounts, RepairNumbers};
-use crate::reply;
 use crate::seeded;
 use crate::templates::Templates;
 use serde::Serialize;
@@ -154,7 +153,7 @@ fn expr_matches(expr_value: f64, answer: &Quantity) -> bool {
 
 fn judge_verifier(
     model: &str,
-    outcome: Option<&Outcome>,
+    outcome: Option<&ReplyOutcome>,
     key: Option<&Quantity>,
     rate: bool,
 ) -> VerifierAnswer {
@@ -175,11 +174,11 @@ fn judge_verifier(
             answer.error = Some("no result".into());
             return answer;
         }
-        Some(Outcome::Failed(f)) => {
+        Some(OutcomeOf::Failed(f)) => {
             answer.error = Some(format!("{}: {}", f.code, f.message));
             return answer;
         }
-        Some(Outcome::Ok(body)) => match reply::message_content(body) {
+        Some(OutcomeOf::Ok(body)) => match body.reply() {
             Ok(reply) => reply.content,
             Err(e) => {
                 answer.error = Some(e.to_string());
@@ -281,7 +280,7 @@ pub fn decide(item: &Candidate, answers: Vec<VerifierAnswer>, verified: &[Quanti
 fn apply(
     config: &Config,
     item: &mut Candidate,
-    outcomes: &BTreeMap<String, Outcome>,
+    outcomes: &BTreeMap<String, ReplyOutcome>,
     summary: &mut Summary,
 ) -> Option<ReportLine> {
     if !item.category.is_numeric() {
@@ -393,7 +392,7 @@ pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates) -> Result<StageEnd> {
         repaired.push(&item)
     })?;
     for outcome in outcomes.values() {
-        if let Outcome::Ok(body) = outcome {
+        if let OutcomeOf::Ok(body) = outcome {
             summary.usage.add_response(body);
         }
     }
