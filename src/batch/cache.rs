@@ -358,20 +358,42 @@ impl Cache {
 /// Parses one cache line whose checksum matches into `T` (the whole entry or just its key).
 fn checked_entry<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
     let text = std::str::from_utf8(bytes).map_err(|_| "not UTF-8".to_string())?;
-    let line: Line =
-        serde_json::from_str(text.trim_end()).map_err(|e| format!("not a cache record: {e}"))?;
-    let sum = sha256_hex(line.entry.get().as_bytes());
-    if sum != line.sum {
+    let text = text.trim_end();
+    let parsed: Line;
+    let (sum, entry) = match rendered_parts(text) {
+        Some(parts) => parts,
+        None => {
+            parsed = serde_json::from_str(text).map_err(|e| format!("not a cache record: {e}"))?;
+            (parsed.sum.as_str(), parsed.entry.get())
+        }
+    };
+    if sha256_hex(entry.as_bytes()) != sum {
         return Err("checksum mismatch".into());
     }
-    serde_json::from_str(line.entry.get()).map_err(|e| format!("bad entry: {e}"))
+    serde_json::from_str(entry).map_err(|e| format!("bad entry: {e}"))
+}
+
+/// The sum and the entry of a line laid out as [`CacheLine::render`] writes it,
+/// `{"sum":"<64 hex digits>","entry":{…}}`, sliced out without a first parse of the line. Any
+/// other layout of the same JSON is None, and is parsed. Where this gives parts, the parse would
+/// give the same ones: the entry is then read as JSON on its own, which fails where the line
+/// would not parse.
+fn rendered_parts(line: &str) -> Option<(&str, &str)> {
+    const SUM_DIGITS: usize = 64;
+    let rest = line.strip_prefix(r#"{"sum":""#)?;
+    let (sum, rest) = rest.split_at_checked(SUM_DIGITS)?;
+    let entry = rest.strip_prefix(r#"","entry":"#)?.strip_suffix('}')?;
+    let laid_out = sum.bytes().all(|b| b.is_ascii_hexdigit())
+        && entry.starts_with('{')
+        && entry.ends_with('}');
+    laid_out.then_some((sum, entry))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::batch::Failure;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     fn ok(n: u64) -> Outcome {
         Outcome::Ok(json!({"choices": [{"message": {"content": format!("reply {n}")}}]}))
@@ -543,6 +565,27 @@ mod tests {
             first_line_len,
             "the torn tail is gone"
         );
+    }
+
+    #[test]
+    fn a_line_in_another_layout_of_the_same_json_reads_as_the_rendered_one() {
+        let (_dir, path, _cache) = cache_with_a_and_b();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let first = text.lines().next().unwrap();
+        assert!(rendered_parts(first).is_some(), "render's own layout");
+        let line: serde_json::Value = serde_json::from_str(first).unwrap();
+        let spaced = format!(
+            "{{ \"entry\" : {}, \"sum\": {} }}",
+            line["entry"], line["sum"]
+        );
+        assert!(rendered_parts(&spaced).is_none());
+        let as_rendered = checked_entry::<Entry<Value>>(first.as_bytes()).unwrap();
+        let as_spaced = checked_entry::<Entry<Value>>(spaced.as_bytes()).unwrap();
+        assert_eq!(as_spaced.outcome, as_rendered.outcome);
+        assert_eq!(as_rendered.outcome, ok(1));
+        let broken = first.replacen("reply 1", "reply 1\"", 1);
+        assert!(rendered_parts(&broken).is_some());
+        assert!(checked_entry::<Entry<Value>>(broken.as_bytes()).is_err());
     }
 
     #[test]
