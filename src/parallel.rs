@@ -7,48 +7,18 @@ pub fn threads() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
 }
 
-/// `f` over `items` on up to `threads` scoped threads, results in input order. The threads
-/// take the next few items whenever they are free, so items of unequal cost keep every thread
-/// busy to the end. A panic in `f` is resumed on the caller's thread.
+/// `f` over `items` on up to `threads` scoped threads, results in input order. A panic in `f`
+/// is resumed on the caller's thread.
 pub fn map<T: Sync, R: Send>(items: &[T], threads: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = threads.clamp(1, items.len().max(1));
-    if threads == 1 {
-        return items.iter().map(f).collect();
-    }
-    let block = items.len().div_ceil(threads * BLOCKS_PER_THREAD);
-    let next_block = std::sync::atomic::AtomicUsize::new(0);
-    let take_blocks = || {
-        let mut done = Vec::new();
-        loop {
-            let start = block * next_block.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let Some(part) = items.get(start..(start + block).min(items.len())) else {
-                return done;
-            };
-            if part.is_empty() {
-                return done;
-            }
-            done.push((start, part.iter().map(&f).collect::<Vec<R>>()));
-        }
-    };
-    let mut blocks: Vec<(usize, Vec<R>)> = std::thread::scope(|scope| {
-        let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(take_blocks)).collect();
-        let mut blocks = take_blocks();
-        for helper in joined(helpers) {
-            blocks.extend(helper);
-        }
-        blocks
+    let parts = chunks(items, threads, |part| {
+        part.iter().map(&f).collect::<Vec<R>>()
     });
-    blocks.sort_unstable_by_key(|(start, _)| *start);
     let mut results = Vec::with_capacity(items.len());
-    for (_, part) in blocks {
+    for part in parts {
         results.extend(part);
     }
     results
 }
-
-/// How many blocks [`map`] cuts its items into per thread: enough that a thread finishing
-/// early finds more to take, few enough that taking one is rare next to the work in it.
-const BLOCKS_PER_THREAD: usize = 16;
 
 /// `f` over `items` on one scoped thread per state in `states`, each thread with a state of its
 /// own (scratch buffers, caches) that outlives the call; results in input order. Items are dealt
@@ -170,34 +140,6 @@ mod tests {
             );
         }
         assert!(map(&[] as &[usize], 2, |i| *i).is_empty());
-    }
-
-    #[test]
-    fn a_thread_free_early_takes_items_from_the_rest_of_the_input() {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        use std::time::{Duration, Instant};
-        // Item 0 holds its thread until every item from 8 on is done. Cut into halves, the
-        // other thread would do only the second half and item 0 would wait in vain.
-        let items: Vec<usize> = (0..64).collect();
-        let done_from_8 = AtomicUsize::new(0);
-        let gave_up = Instant::now() + Duration::from_secs(20);
-        let waited_for_all = map(&items, 2, |&i| {
-            if i == 0 {
-                while done_from_8.load(Ordering::SeqCst) < 56 {
-                    if Instant::now() > gave_up {
-                        return false;
-                    }
-                    std::thread::yield_now();
-                }
-            } else if i >= 8 {
-                done_from_8.fetch_add(1, Ordering::SeqCst);
-            }
-            true
-        });
-        assert!(
-            waited_for_all.iter().all(|&ok| ok),
-            "the other thread left items undone"
-        );
     }
 
     #[test]
