@@ -101,10 +101,10 @@ impl<'de> Visitor<'de> for WalkVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Kind, A::Error> {
-        match map.next_key::<FirstKey>()? {
+        match map.next_key::<Key<FirstKey>>()? {
             None => return Ok(Kind::Object),
-            Some(FirstKey::RawValueToken) => return raw_value(map),
-            Some(FirstKey::Other) => {
+            Some(Key(FirstKey::RawValueToken)) => return raw_value(map),
+            Some(Key(FirstKey::Other)) => {
                 map.next_value::<Walked>()?;
             }
         }
@@ -124,25 +124,39 @@ enum FirstKey {
     Other,
 }
 
-impl<'de> Deserialize<'de> for FirstKey {
+impl KeyName for FirstKey {
+    fn named(key: &str) -> Self {
+        if key == RAW_VALUE_TOKEN {
+            FirstKey::RawValueToken
+        } else {
+            FirstKey::Other
+        }
+    }
+}
+
+/// What a reader makes of an object key, told from its text without keeping it.
+pub trait KeyName: Sized {
+    fn named(key: &str) -> Self;
+}
+
+/// An object key read as a [`KeyName`].
+pub struct Key<K>(pub K);
+
+impl<'de, K: KeyName> Deserialize<'de> for Key<K> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct FirstKeyVisitor;
-        impl Visitor<'_> for FirstKeyVisitor {
-            type Value = FirstKey;
+        struct KeyVisitor<K>(std::marker::PhantomData<K>);
+        impl<K: KeyName> Visitor<'_> for KeyVisitor<K> {
+            type Value = Key<K>;
 
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("an object key")
             }
 
-            fn visit_str<E>(self, key: &str) -> Result<FirstKey, E> {
-                Ok(if key == RAW_VALUE_TOKEN {
-                    FirstKey::RawValueToken
-                } else {
-                    FirstKey::Other
-                })
+            fn visit_str<E>(self, key: &str) -> Result<Key<K>, E> {
+                Ok(Key(K::named(key)))
             }
         }
-        deserializer.deserialize_str(FirstKeyVisitor)
+        deserializer.deserialize_str(KeyVisitor(std::marker::PhantomData))
     }
 }
 

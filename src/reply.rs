@@ -6,7 +6,7 @@
 //! replies through, so both stages agree on which part of a reply the model meant as its answer.
 
 use crate::bytescan::ByteSet;
-use crate::json_walk::{Kind, Walked};
+use crate::json_walk::{Key, KeyName, Kind, Walked};
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use std::borrow::Cow;
@@ -240,7 +240,7 @@ impl<'de, T: Pick> Visitor<'de> for PickVisitor<T> {
 
 /// The keys a body's parts are found under; any other key is `Other`.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Key {
+enum Part {
     Choices,
     Usage,
     FinishReason,
@@ -252,31 +252,19 @@ enum Key {
     Other,
 }
 
-impl<'de> Deserialize<'de> for Key {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl Visitor<'_> for KeyVisitor {
-            type Value = Key;
-
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("an object key")
-            }
-
-            fn visit_str<E>(self, key: &str) -> Result<Key, E> {
-                Ok(match key {
-                    "choices" => Key::Choices,
-                    "usage" => Key::Usage,
-                    "finish_reason" => Key::FinishReason,
-                    "message" => Key::Message,
-                    "content" => Key::Content,
-                    "refusal" => Key::Refusal,
-                    "prompt_tokens" => Key::PromptTokens,
-                    "completion_tokens" => Key::CompletionTokens,
-                    _ => Key::Other,
-                })
-            }
+impl KeyName for Part {
+    fn named(key: &str) -> Self {
+        match key {
+            "choices" => Part::Choices,
+            "usage" => Part::Usage,
+            "finish_reason" => Part::FinishReason,
+            "message" => Part::Message,
+            "content" => Part::Content,
+            "refusal" => Part::Refusal,
+            "prompt_tokens" => Part::PromptTokens,
+            "completion_tokens" => Part::CompletionTokens,
+            _ => Part::Other,
         }
-        deserializer.deserialize_str(KeyVisitor)
     }
 }
 
@@ -284,9 +272,9 @@ impl<'de> Deserialize<'de> for Key {
 /// the rest are walked.
 fn read_fields<'de, A: MapAccess<'de>>(
     mut map: A,
-    mut read: impl FnMut(Key, &mut A) -> Result<bool, A::Error>,
+    mut read: impl FnMut(Part, &mut A) -> Result<bool, A::Error>,
 ) -> Result<(), A::Error> {
-    while let Some(key) = map.next_key::<Key>()? {
+    while let Some(Key(key)) = map.next_key::<Key<Part>>()? {
         if !read(key, &mut map)? {
             map.next_value::<Walked>()?;
         }
@@ -307,8 +295,8 @@ impl Pick for ResponseBody {
         let mut body = ResponseBody::default();
         read_fields(map, |key, map| {
             match key {
-                Key::Choices => body.first_choice = value::<FirstOf<Choice>, _>(map)?.0,
-                Key::Usage => body.usage = value(map)?,
+                Part::Choices => body.first_choice = value::<FirstOf<Choice>, _>(map)?.0,
+                Part::Usage => body.usage = value(map)?,
                 _ => return Ok(false),
             }
             Ok(true)
@@ -341,8 +329,8 @@ impl Pick for Choice {
         let mut choice = Choice::default();
         read_fields(map, |key, map| {
             match key {
-                Key::FinishReason => choice.finish_reason = value(map)?,
-                Key::Message => choice.message = Some(value(map)?),
+                Part::FinishReason => choice.finish_reason = value(map)?,
+                Part::Message => choice.message = Some(value(map)?),
                 _ => return Ok(false),
             }
             Ok(true)
@@ -360,8 +348,8 @@ impl Pick for Message {
         let mut message = Message::default();
         read_fields(map, |key, map| {
             match key {
-                Key::Content => message.content = Some(value(map)?),
-                Key::Refusal => message.refusal = value(map)?,
+                Part::Content => message.content = Some(value(map)?),
+                Part::Refusal => message.refusal = value(map)?,
                 _ => return Ok(false),
             }
             Ok(true)
@@ -389,10 +377,10 @@ impl Pick for TokenCounts {
         let mut counts = TokenCounts::default();
         read_fields(map, |key, map| {
             match key {
-                Key::PromptTokens => {
+                Part::PromptTokens => {
                     counts.prompt_tokens = value::<Option<u64>, _>(map)?.unwrap_or(0)
                 }
-                Key::CompletionTokens => {
+                Part::CompletionTokens => {
                     counts.completion_tokens = value::<Option<u64>, _>(map)?.unwrap_or(0)
                 }
                 _ => return Ok(false),
