@@ -1,7 +1,7 @@
 //! Finds the next byte of a small set in a text eight bytes at a time (the word-at-a-time test
-//! serde_json uses to skip through strings). The scanners that read every byte of every prompt
-//! and reply — bracket balance, raw controls in replies, sentence ends — look only where one of
-//! their bytes is.
+//! serde_json uses to skip through strings), and a word in any ASCII case the same way. The
+//! scanners that read every byte of every prompt and reply — bracket balance, raw controls in
+//! replies, sentence ends, filler words — look only where one of their bytes is.
 
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
@@ -50,6 +50,41 @@ impl<const N: usize> ByteSet<N> {
     }
 }
 
+/// Whether `needle` occurs in `text` with its ASCII letters in any case, as
+/// `text.windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle))` says. Eight positions are
+/// tried at a time, and a position is compared in full only where the bytes under the needle's
+/// first and last byte already match them, once both are lower-cased the way ASCII letters are.
+pub fn contains_ignoring_ascii_case(text: &[u8], needle: &[u8]) -> bool {
+    let (Some(&first), Some(&last)) = (needle.first(), needle.last()) else {
+        return true;
+    };
+    let matches_at = |start: usize| {
+        text.get(start..start + needle.len())
+            .is_some_and(|window| window.eq_ignore_ascii_case(needle))
+    };
+    let lowered = |at: usize| {
+        let mut word = [0; 8];
+        word.copy_from_slice(&text[at..at + 8]);
+        u64::from_le_bytes(word) | ONES * 0x20
+    };
+    let zero_bytes = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let (first, last) = (
+        ONES * u64::from(first | 0x20),
+        ONES * u64::from(last | 0x20),
+    );
+    let last_offset = needle.len() - 1;
+    let mut start = 0;
+    while start + last_offset + 8 <= text.len() {
+        let both =
+            zero_bytes(lowered(start) ^ first) & zero_bytes(lowered(start + last_offset) ^ last);
+        if both != 0 && (start..start + 8).any(matches_at) {
+            return true;
+        }
+        start += 8;
+    }
+    (start..text.len()).any(matches_at)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -71,6 +106,38 @@ mod tests {
                 .and_then(|rest| rest.iter().position(|b| *b < below || bytes.contains(b)))
                 .map(|at| from + at);
             proptest::prop_assert_eq!(set.find(&text, from), expected);
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(ProptestConfig { cases: 4096, ..Default::default() })]
+
+        #[test]
+        fn a_word_in_any_case_is_found_where_every_window_compared_finds_it(
+            pieces in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::sample::select(vec![
+                        "lorem", "LOREM", "lOrEm", "lorex", "xorem", "l", "m", "L", "M", ",",
+                        "\u{c}", "\u{4c}", "é", "\u{212a}",
+                    ])
+                    .prop_map(str::to_string),
+                    "[a-zA-Z ,.]{1,12}",
+                    any::<char>().prop_map(String::from),
+                ],
+                0..12,
+            ),
+            needle in proptest::sample::select(vec!["lorem", "m", "ab", "l,m", "LoReM ipsum"]),
+        ) {
+            let text = pieces.concat();
+            let expected = text
+                .as_bytes()
+                .windows(needle.len())
+                .any(|window| window.eq_ignore_ascii_case(needle.as_bytes()));
+            proptest::prop_assert_eq!(
+                contains_ignoring_ascii_case(text.as_bytes(), needle.as_bytes()),
+                expected,
+                "{:?} in {:?}", needle, text
+            );
         }
     }
 

@@ -5,7 +5,7 @@
 
 use super::text::{line_label, unbalanced, word_count};
 use super::{reject, Reason, Rejection};
-use crate::bytescan::ByteSet;
+use crate::bytescan::contains_ignoring_ascii_case;
 use crate::grade::norm;
 
 /// Placeholder phrases, as the grader normalises them, that a short prompt may consist of.
@@ -87,34 +87,14 @@ pub fn check_placeholder(prompt: &str) -> Result<(), Rejection> {
 /// and digits than the longest phrase has bytes and no `lorem` in any case. Non-ASCII text is
 /// never proven here, since lower-casing may turn a non-ASCII letter into an ASCII one.
 fn normalised_is_plain_prose(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    let has_lorem = || {
-        let mut from = 0;
-        while let Some(at) = LETTER_L.find(bytes, from) {
-            if bytes
-                .get(at..at + 5)
-                .is_some_and(|word| word.eq_ignore_ascii_case(b"lorem"))
-            {
-                return true;
-            }
-            from = at + 1;
-        }
-        false
-    };
     text.is_ascii()
-        && bytes
-            .iter()
+        && text
+            .bytes()
             .filter(|b| b.is_ascii_alphanumeric())
             .nth(PLACEHOLDER_PHRASE_MAX_LEN)
             .is_some()
-        && !has_lorem()
+        && !contains_ignoring_ascii_case(text.as_bytes(), b"lorem")
 }
-
-/// Where a `lorem` may start.
-const LETTER_L: ByteSet<2> = ByteSet {
-    bytes: *b"lL",
-    below: 0,
-};
 
 fn is_bracketed(text: &str) -> bool {
     [('<', '>'), ('[', ']'), ('{', '}'), ('(', ')')]
