@@ -303,11 +303,11 @@ impl NumberKey {
     }
 }
 
+/// What two golds are compared by: their numbers, read once; the rest of the shape is read from
+/// the normalised text only when a comparison needs it.
 struct GoldShape<'g> {
     numbers: Vec<NumberKey>,
-    time_unit: Option<&'static str>,
-    compact: String,
-    words: Vec<&'g str>,
+    normalised: &'g str,
 }
 
 impl<'g> GoldShape<'g> {
@@ -315,22 +315,31 @@ impl<'g> GoldShape<'g> {
     fn of(gold: &str, normalised: &'g str) -> GoldShape<'g> {
         GoldShape {
             numbers: numbers_in(gold),
-            time_unit: normalised.split_whitespace().find_map(time_unit),
-            compact: normalised.split(' ').collect(),
-            words: normalised
-                .split_whitespace()
-                .filter(|word| {
-                    word.len() >= 3
-                        && word.chars().all(|c| c.is_ascii_lowercase())
-                        && !GENERIC_WORDS.contains(word)
-                })
-                .collect(),
+            normalised,
         }
+    }
+
+    fn time_unit(&self) -> Option<&'static str> {
+        self.normalised.split_whitespace().find_map(time_unit)
+    }
+
+    /// Lower-case letters and digits only.
+    fn compact(&self) -> String {
+        self.normalised.split(' ').collect()
+    }
+
+    /// The words that can show two golds name the same thing.
+    fn content_words(&self) -> impl Iterator<Item = &'g str> {
+        self.normalised.split_whitespace().filter(|word| {
+            word.len() >= 3
+                && word.chars().all(|c| c.is_ascii_lowercase())
+                && !GENERIC_WORDS.contains(word)
+        })
     }
 
     fn same_answer(&self, other: &GoldShape) -> bool {
         if !self.numbers.is_empty() && !other.numbers.is_empty() {
-            let units_agree = match (self.time_unit, other.time_unit) {
+            let units_agree = match (self.time_unit(), other.time_unit()) {
                 (Some(a), Some(b)) => a == b,
                 _ => true,
             };
@@ -338,9 +347,12 @@ impl<'g> GoldShape<'g> {
                 && covers(&self.numbers, &other.numbers)
                 && covers(&other.numbers, &self.numbers);
         }
-        self.compact.contains(&other.compact)
-            || other.compact.contains(&self.compact)
-            || self.words.iter().any(|word| other.words.contains(word))
+        let (mine, theirs) = (self.compact(), other.compact());
+        mine.contains(&theirs)
+            || theirs.contains(&mine)
+            || self
+                .content_words()
+                .any(|word| other.content_words().any(|their| their == word))
     }
 }
 
