@@ -50,6 +50,35 @@ impl<const N: usize> ByteSet<N> {
     }
 }
 
+/// The ASCII digits, found eight bytes at a time: number sequences read the digit runs of every
+/// prompt, and prose holds few of them.
+pub fn find_digit(text: &[u8], from: usize) -> Option<usize> {
+    // A byte in '0'..='9' of a word (the "has between" test of Bit Twiddling Hacks, exact for
+    // bytes below 0x80; `!word` rules out the bytes from 0x80 on).
+    let has_digit = |word: u64| {
+        let low_bits = word & ONES * 0x7f;
+        (ONES * (0x7f + u64::from(b'9' + 1)) - low_bits)
+            & !word
+            & (low_bits + ONES * (0x7f - u64::from(b'0' - 1)))
+            & HIGHS
+            != 0
+    };
+    let rest = text.get(from..)?;
+    let clean_words = rest
+        .chunks_exact(8)
+        .take_while(|chunk| {
+            let mut word = [0; 8];
+            word.copy_from_slice(chunk);
+            !has_digit(u64::from_le_bytes(word))
+        })
+        .count();
+    let start = clean_words * 8;
+    rest.get(start..)?
+        .iter()
+        .position(u8::is_ascii_digit)
+        .map(|at| from + start + at)
+}
+
 /// Whether `needle` occurs in `text` with its ASCII letters in any case, as
 /// `text.windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle))` says. Eight positions are
 /// tried at a time, and a position is compared in full only where the bytes under the needle's
@@ -138,6 +167,34 @@ mod tests {
                 expected,
                 "{:?} in {:?}", needle, text
             );
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(ProptestConfig { cases: 4096, ..Default::default() })]
+
+        #[test]
+        fn find_digit_stops_at_the_first_ascii_digit(
+            text in proptest::collection::vec(any::<u8>(), 0..64),
+            from in 0usize..70,
+        ) {
+            let expected = text
+                .get(from..)
+                .and_then(|rest| rest.iter().position(u8::is_ascii_digit))
+                .map(|at| from + at);
+            proptest::prop_assert_eq!(find_digit(&text, from), expected);
+        }
+    }
+
+    #[test]
+    fn find_digit_skips_every_byte_next_to_the_digits() {
+        let neighbours: Vec<u8> = (0u8..=255).filter(|b| !b.is_ascii_digit()).collect();
+        for digit in b'0'..=b'9' {
+            for chunk in neighbours.chunks(16) {
+                let mut text = chunk.to_vec();
+                text.push(digit);
+                assert_eq!(find_digit(&text, 0), Some(chunk.len()), "{text:?}");
+            }
         }
     }
 

@@ -38,6 +38,7 @@
 //! MinHash sweep looks candidates up in parallel, a block at a time, and settles them in order,
 //! so its answer is that of the one-by-one sweep.
 
+use crate::bytescan::find_digit;
 use crate::grade::norm;
 use crate::parallel;
 use std::borrow::Cow;
@@ -381,17 +382,20 @@ fn ascii_number_sequence(prompt: &str) -> Option<String> {
 /// [`number_sequence`] into a reused buffer.
 fn write_number_sequence(text: &str, into: &mut Vec<u8>) {
     into.clear();
-    let mut after_gap = false;
-    for &byte in text.as_bytes() {
-        if byte.is_ascii_digit() {
-            if after_gap && !into.is_empty() {
-                into.push(b' ');
-            }
-            after_gap = false;
-            into.push(byte);
-        } else {
-            after_gap = true;
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    while let Some(start) = find_digit(bytes, from) {
+        let run = &bytes[start..];
+        let end = start
+            + run
+                .iter()
+                .position(|b| !b.is_ascii_digit())
+                .unwrap_or(run.len());
+        if !into.is_empty() {
+            into.push(b' ');
         }
+        into.extend_from_slice(&bytes[start..end]);
+        from = end;
     }
 }
 
@@ -1685,6 +1689,17 @@ mod tests {
     }
 
     proptest::proptest! {
+        #[test]
+        fn a_number_sequence_is_the_digit_runs_joined_by_single_spaces(
+            text in "([ -~\t\n]|[0-9]{1,12}|é|５){0,40}"
+        ) {
+            let runs: Vec<&str> = text
+                .split(|c: char| !c.is_ascii_digit())
+                .filter(|run| !run.is_empty())
+                .collect();
+            proptest::prop_assert_eq!(number_sequence(&text), runs.join(" "));
+        }
+
         #[test]
         fn an_ascii_prompts_number_sequence_is_its_normalised_texts(
             prompt in "[ -~\t\n]{0,60}"
