@@ -56,7 +56,7 @@ pub fn find_digit(text: &[u8], from: usize) -> Option<usize> {
     // A byte in '0'..='9' of a word (the "has between" test of Bit Twiddling Hacks, exact for
     // bytes below 0x80; `!word` rules out the bytes from 0x80 on).
     let has_digit = |word: u64| {
-        let low_bits = word & ONES * 0x7f;
+        let low_bits = word & (ONES * 0x7f);
         (ONES * (0x7f + u64::from(b'9' + 1)) - low_bits)
             & !word
             & (low_bits + ONES * (0x7f - u64::from(b'0' - 1)))
@@ -94,7 +94,7 @@ pub fn contains_ignoring_ascii_case(text: &[u8], needle: &[u8]) -> bool {
     let lowered = |at: usize| {
         let mut word = [0; 8];
         word.copy_from_slice(&text[at..at + 8]);
-        u64::from_le_bytes(word) | ONES * 0x20
+        u64::from_le_bytes(word) | (ONES * 0x20)
     };
     let zero_bytes = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
     let (first, last) = (
