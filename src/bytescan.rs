@@ -79,6 +79,40 @@ pub fn find_digit(text: &[u8], from: usize) -> Option<usize> {
         .map(|at| from + start + at)
 }
 
+/// The words of an ASCII text, split on the whitespace `char::is_whitespace` accepts there (space,
+/// tab, line feed, vertical tab, form feed, carriage return), counted eight bytes at a time: a
+/// word starts at each byte that is not whitespace and follows whitespace or the start. Bytes
+/// from 0x80 on count as letters, so only ASCII text gets `split_whitespace`'s count.
+pub fn ascii_word_count(text: &[u8]) -> usize {
+    // For ASCII bytes (below 0x80) each test sets a lane's high bit exactly when it holds for
+    // that byte: every sum stays below 0x100 within its lane, so no carry crosses lanes.
+    let whitespace = |word: u64| {
+        let at_least = |bound: u8| (word + ONES * u64::from(0x80 - bound)) & HIGHS;
+        let controls = at_least(b'\t') & !at_least(b'\r' + 1);
+        let spaces = !((word ^ (ONES * u64::from(b' '))) + ONES * 0x7f) & HIGHS;
+        controls | spaces
+    };
+    let mut words = 0;
+    let mut follows_space = 0x80;
+    let mut chunks = text.chunks_exact(8);
+    for chunk in &mut chunks {
+        let mut bytes = [0; 8];
+        bytes.copy_from_slice(chunk);
+        let spaces = whitespace(u64::from_le_bytes(bytes));
+        words += (!spaces & (spaces << 8 | follows_space) & HIGHS).count_ones() as usize;
+        follows_space = spaces >> 56;
+    }
+    let mut after_space = follows_space != 0;
+    for &byte in chunks.remainder() {
+        // The ASCII characters `char::is_whitespace` accepts: unlike `u8::is_ascii_whitespace`,
+        // they include the vertical tab.
+        let space = matches!(byte, b' ' | b'\t'..=b'\r');
+        words += usize::from(after_space && !space);
+        after_space = space;
+    }
+    words
+}
+
 /// Whether `needle` occurs in `text` with its ASCII letters in any case, as
 /// `text.windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle))` says. Eight positions are
 /// tried at a time, and a position is compared in full only where the bytes under the needle's
@@ -183,6 +217,26 @@ mod tests {
                 .and_then(|rest| rest.iter().position(u8::is_ascii_digit))
                 .map(|at| from + at);
             proptest::prop_assert_eq!(find_digit(&text, from), expected);
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(ProptestConfig { cases: 4096, ..Default::default() })]
+
+        #[test]
+        fn ascii_words_are_counted_as_split_whitespace_counts_them(
+            text in proptest::collection::vec(
+                proptest::prop_oneof![
+                    (0u8..0x80).prop_map(|b| vec![b]),
+                    proptest::sample::select(vec![b' ', b'\t', b'\n', 0x0b, 0x0c, b'\r', 0x1f, 0x08, b'!'])
+                        .prop_map(|b| vec![b]),
+                    "[a-z]{1,9}".prop_map(String::into_bytes),
+                ],
+                0..40,
+            ),
+        ) {
+            let text = String::from_utf8(text.concat()).unwrap();
+            proptest::prop_assert_eq!(ascii_word_count(text.as_bytes()), text.split_whitespace().count(), "{:?}", text);
         }
     }
 

@@ -112,11 +112,10 @@ fn is_lone_label(text: &str) -> bool {
 
 /// The prompt has at least `min_words` words.
 pub fn check_length(prompt: &str, min_words: usize) -> Result<(), Rejection> {
-    let enough = prompt.split_whitespace().take(min_words).count() == min_words;
-    if enough {
+    let words = word_count(prompt);
+    if words >= min_words {
         return Ok(());
     }
-    let words = word_count(prompt);
     reject(
         Reason::PromptTooShort,
         format!("the prompt has {words} word(s); this category needs at least {min_words}"),

@@ -2,7 +2,7 @@
 //! short line labels (`Customer:`, `**Q:**`, `Dana (support):`), words, and bracket balance. Structures are
 //! recognised from these shapes, never from a fixed spelling, so one definition serves them all.
 
-use crate::bytescan::ByteSet;
+use crate::bytescan::{ascii_word_count, ByteSet};
 
 /// One line of a text, without its line break, and where it starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,20 +57,7 @@ pub fn word_count(text: &str) -> usize {
     if !text.is_ascii() {
         return text.split_whitespace().count();
     }
-    let mut words = 0;
-    let mut after_space = true;
-    for &byte in text.as_bytes() {
-        let space = is_ascii_white_space(byte);
-        words += usize::from(after_space && !space);
-        after_space = space;
-    }
-    words
-}
-
-/// The ASCII characters `char::is_whitespace` accepts: unlike `u8::is_ascii_whitespace`, it
-/// includes the vertical tab.
-fn is_ascii_white_space(byte: u8) -> bool {
-    matches!(byte, b' ' | b'\t'..=b'\r')
+    ascii_word_count(text.as_bytes())
 }
 
 /// A sentence-like unit: a piece of one line that ends at `.`, `?` or `!` followed by a space,
