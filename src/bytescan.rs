@@ -33,21 +33,40 @@ impl<const N: usize> ByteSet<N> {
 
     /// The index of the first byte of `text` at or after `from` that is in the set.
     pub fn find(&self, text: &[u8], from: usize) -> Option<usize> {
-        let rest = text.get(from..)?;
-        let clean_words = rest
-            .chunks_exact(8)
-            .take_while(|chunk| {
-                let mut word = [0; 8];
-                word.copy_from_slice(chunk);
-                !self.in_word(u64::from_le_bytes(word))
-            })
-            .count();
-        let start = clean_words * 8;
-        rest.get(start..)?
-            .iter()
-            .position(|&byte| self.contains(byte))
-            .map(|at| from + start + at)
+        find_where(
+            text,
+            from,
+            |word| self.in_word(word),
+            |byte| self.contains(byte),
+        )
     }
+}
+
+/// The eight bytes of `chunk` (eight long) as one little-endian word.
+fn word_of(chunk: &[u8]) -> u64 {
+    let mut word = [0; 8];
+    word.copy_from_slice(chunk);
+    u64::from_le_bytes(word)
+}
+
+/// The index of the first byte at or after `from` for which `stops` holds, skipping whole words
+/// for which `may_stop_in` does not (it may hold for a word without a stop, never the reverse).
+fn find_where(
+    text: &[u8],
+    from: usize,
+    may_stop_in: impl Fn(u64) -> bool,
+    stops: impl Fn(u8) -> bool,
+) -> Option<usize> {
+    let rest = text.get(from..)?;
+    let clean_words = rest
+        .chunks_exact(8)
+        .take_while(|chunk| !may_stop_in(word_of(chunk)))
+        .count();
+    let start = clean_words * 8;
+    rest.get(start..)?
+        .iter()
+        .position(|&byte| stops(byte))
+        .map(|at| from + start + at)
 }
 
 /// The ASCII digits, found eight bytes at a time: number sequences read the digit runs of every
@@ -63,20 +82,7 @@ pub fn find_digit(text: &[u8], from: usize) -> Option<usize> {
             & HIGHS
             != 0
     };
-    let rest = text.get(from..)?;
-    let clean_words = rest
-        .chunks_exact(8)
-        .take_while(|chunk| {
-            let mut word = [0; 8];
-            word.copy_from_slice(chunk);
-            !has_digit(u64::from_le_bytes(word))
-        })
-        .count();
-    let start = clean_words * 8;
-    rest.get(start..)?
-        .iter()
-        .position(u8::is_ascii_digit)
-        .map(|at| from + start + at)
+    find_where(text, from, has_digit, |byte| byte.is_ascii_digit())
 }
 
 /// The words of an ASCII text, split on the whitespace `char::is_whitespace` accepts there (space,
@@ -96,9 +102,7 @@ pub fn ascii_word_count(text: &[u8]) -> usize {
     let mut follows_space = 0x80;
     let mut chunks = text.chunks_exact(8);
     for chunk in &mut chunks {
-        let mut bytes = [0; 8];
-        bytes.copy_from_slice(chunk);
-        let spaces = whitespace(u64::from_le_bytes(bytes));
+        let spaces = whitespace(word_of(chunk));
         words += (!spaces & (spaces << 8 | follows_space) & HIGHS).count_ones() as usize;
         follows_space = spaces >> 56;
     }
@@ -125,11 +129,7 @@ pub fn contains_ignoring_ascii_case(text: &[u8], needle: &[u8]) -> bool {
         text.get(start..start + needle.len())
             .is_some_and(|window| window.eq_ignore_ascii_case(needle))
     };
-    let lowered = |at: usize| {
-        let mut word = [0; 8];
-        word.copy_from_slice(&text[at..at + 8]);
-        u64::from_le_bytes(word) | (ONES * 0x20)
-    };
+    let lowered = |at: usize| word_of(&text[at..at + 8]) | (ONES * 0x20);
     let zero_bytes = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
     let (first, last) = (
         ONES * u64::from(first | 0x20),
