@@ -1424,36 +1424,66 @@ impl<T: Texts + ?Sized> MinHashIndex<'_, T> {
         promising.into_iter().map(|(_, other)| other).collect()
     }
 
-    /// The survivor this prompt collides with, from the survivors inserted so far.
-    fn collision(&self, confirmer: &mut Confirmer, id: u32) -> Result<Option<Collision>, T::Error> {
+    /// The survivor this prompt collides with, from the survivors inserted so far, with every
+    /// band partner's confirmation. A partner found in `earlier` (an earlier lookup of the same
+    /// prompt) is not confirmed again: a pair's similarity never changes.
+    fn collision(
+        &self,
+        confirmer: &mut Confirmer,
+        id: u32,
+        earlier: &[Confirmation],
+    ) -> Result<Lookup, T::Error> {
         if let Some(exact) = self.exact_match(confirmer, id)? {
-            return Ok(Some(exact));
+            return Ok(Lookup::settled(exact));
         }
         let partners = self.near_partners(id);
-        if partners.is_empty() {
+        let mut lookup = Lookup {
+            collision: None,
+            confirmations: Vec::with_capacity(partners.len()),
+            reused: 0,
+        };
+        let mut own_read = false;
+        for other in partners {
+            let known = earlier.iter().find(|done| done.partner == other);
+            let similarity = match known {
+                Some(done) => {
+                    lookup.reused += 1;
+                    done.similarity
+                }
+                None => {
+                    if !own_read {
+                        let own = confirmer.recent.normalised(self.texts, id)?;
+                        confirmer.own_shingles.fill(&own);
+                        write_number_sequence(&own, &mut confirmer.own_numbers);
+                        own_read = true;
+                    }
+                    self.confirm(confirmer, other)?
+                }
+            };
+            lookup.confirmations.push(Confirmation {
+                partner: other,
+                similarity,
+            });
+            if let Some(similarity) = similarity {
+                let found = Collision {
+                    id: other,
+                    kind: DupKind::Near { similarity },
+                };
+                Collision::keep_better(&mut lookup.collision, found);
+            }
+        }
+        Ok(lookup)
+    }
+
+    /// The similarity of the candidate in `confirmer` to survivor `other`, when they are near
+    /// duplicates: the same number sequence and a Jaccard similarity at the threshold or above.
+    fn confirm(&self, confirmer: &mut Confirmer, other: u32) -> Result<Option<f64>, T::Error> {
+        let theirs = confirmer.recent.normalised(self.texts, other)?;
+        write_number_sequence(&theirs, &mut confirmer.their_numbers);
+        if confirmer.their_numbers != confirmer.own_numbers {
             return Ok(None);
         }
-        let own = confirmer.recent.normalised(self.texts, id)?;
-        confirmer.own_shingles.fill(&own);
-        write_number_sequence(&own, &mut confirmer.own_numbers);
-        let mut best = None;
-        for other in partners {
-            let theirs = confirmer.recent.normalised(self.texts, other)?;
-            write_number_sequence(&theirs, &mut confirmer.their_numbers);
-            if confirmer.their_numbers != confirmer.own_numbers {
-                continue;
-            }
-            if let Some(similarity) = confirmer.near_similarity(&theirs, self.threshold) {
-                Collision::keep_better(
-                    &mut best,
-                    Collision {
-                        id: other,
-                        kind: DupKind::Near { similarity },
-                    },
-                );
-            }
-        }
-        Ok(best)
+        Ok(confirmer.near_similarity(&theirs, self.threshold))
     }
 
     fn insert(&mut self, id: u32) {
@@ -1483,10 +1513,37 @@ impl<T: Texts + ?Sized> MinHashIndex<'_, T> {
     }
 }
 
-/// The candidates a sweep dropped, and how many candidates it looked up a second time.
+/// What one lookup of a candidate found: the survivor it collides with, and each band partner
+/// it confirmed with the outcome, so a second lookup need not confirm them again.
+struct Lookup {
+    collision: Option<Collision>,
+    confirmations: Vec<Confirmation>,
+    /// Partners whose outcome came from an earlier lookup.
+    reused: usize,
+}
+
+impl Lookup {
+    fn settled(collision: Collision) -> Self {
+        Self {
+            collision: Some(collision),
+            confirmations: Vec::new(),
+            reused: 0,
+        }
+    }
+}
+
+/// A band partner's exact comparison: its similarity when it is a near duplicate, else `None`.
+struct Confirmation {
+    partner: u32,
+    similarity: Option<f64>,
+}
+
+/// The candidates a sweep dropped, how many candidates it looked up a second time, and how many
+/// confirmations those second lookups took from the first.
 struct BlockSweep {
     duplicates: Vec<Duplicate>,
     rechecked: usize,
+    reused: usize,
 }
 
 impl<T: Texts + Sync + ?Sized> MinHashIndex<'_, T>
@@ -1500,7 +1557,9 @@ where
     /// Each candidate of a block is first looked up, in parallel, among the survivors before the
     /// block. Then, in order, that answer stands unless a survivor of the block itself shares a
     /// key group with the candidate: the lookup visits only the candidate's groups, so it would
-    /// have seen the same survivors. Otherwise the candidate is looked up again, alone.
+    /// have seen the same survivors. Otherwise the candidate is looked up again, alone, taking
+    /// the outcome of every partner the first lookup confirmed from it (the second lookups run
+    /// on one thread, so confirming a pair twice would keep the other core waiting).
     fn sweep_in_blocks(
         mut self,
         reference_count: usize,
@@ -1518,19 +1577,23 @@ where
         let mut sweep = BlockSweep {
             duplicates: Vec::new(),
             rechecked: 0,
+            reused: 0,
         };
         for ids in candidates.chunks(block.max(1)) {
             let Some(&first) = ids.first() else { continue };
             let index = &self;
             let looked_up = parallel::map_with(ids, &mut confirmers, |confirmer, &id| {
-                index.collision(confirmer, id)
+                index.collision(confirmer, id, &[])
             });
             for (&id, looked_up) in ids.iter().zip(looked_up) {
                 let collision = if self.has_survivor_since(id, first) {
                     sweep.rechecked += 1;
-                    self.collision(&mut confirmers[0], id)?
+                    let earlier = looked_up.as_ref().map_or(&[][..], |l| &l.confirmations);
+                    let again = self.collision(&mut confirmers[0], id, earlier)?;
+                    sweep.reused += again.reused;
+                    again.collision
                 } else {
-                    looked_up?
+                    looked_up?.collision
                 };
                 match collision {
                     Some(collision) => sweep
@@ -2160,6 +2223,53 @@ mod tests {
             assert!(
                 blocked.rechecked > 0 && blocked.rechecked < texts.len(),
                 "{threads} threads, blocks of {block}: {} rechecked",
+                blocked.rechecked
+            );
+        }
+    }
+
+    #[test]
+    fn a_second_lookup_takes_the_first_lookups_confirmations_and_settles_as_one_by_one() {
+        let mut rng = Rng(13);
+        let mut prompts = templated_prompts(2_000, 13);
+        for at in (1..prompts.len()).step_by(9) {
+            let base = &prompts[rng.below(at)];
+            let shortened = base
+                .rsplit_once(' ')
+                .map_or(base.as_str(), |(kept, _)| kept);
+            prompts[at] = shortened.to_string();
+        }
+        let texts: Vec<&str> = prompts.iter().map(String::as_str).collect();
+        let sweep = |threads: usize, block: usize| {
+            let sketches = texts.iter().map(|prompt| sketch(prompt)).collect();
+            let index = MinHashIndex::new(sketches, texts.as_slice(), DEFAULT_THRESHOLD);
+            index
+                .sweep_in_blocks(0, texts.len(), threads, block)
+                .unwrap()
+        };
+        let one_by_one = sweep(1, 1);
+        assert_eq!(
+            one_by_one.reused, 0,
+            "a block of one looks nothing up twice"
+        );
+        let near = one_by_one
+            .duplicates
+            .iter()
+            .filter(|duplicate| matches!(duplicate.kind, DupKind::Near { .. }))
+            .count();
+        assert!(
+            near > 10,
+            "{near} near duplicates among the templated prompts"
+        );
+        for (threads, block) in [(2, 64), (2, 256)] {
+            let blocked = sweep(threads, block);
+            assert_eq!(
+                blocked.duplicates, one_by_one.duplicates,
+                "blocks of {block}"
+            );
+            assert!(
+                blocked.reused > 0,
+                "blocks of {block}: {} looked up again, no confirmation reused",
                 blocked.rechecked
             );
         }
