@@ -2196,18 +2196,22 @@ mod tests {
         assert!(near > 0, "the generated prompts hold near duplicates");
     }
 
+    /// The MinHash sweep over `texts` (the first `references` of them references) in blocks of
+    /// `block` on `threads` threads.
+    fn block_sweep(texts: &[&str], references: usize, threads: usize, block: usize) -> BlockSweep {
+        let sketches = texts.iter().map(|prompt| sketch(prompt)).collect();
+        let index = MinHashIndex::new(sketches, texts, DEFAULT_THRESHOLD);
+        index
+            .sweep_in_blocks(references, texts.len(), threads, block)
+            .unwrap()
+    }
+
     #[test]
     fn the_block_sweep_settles_candidates_as_the_one_by_one_sweep_does() {
         let (prompts, _) = generated_prompts(3_000, 450, 7);
         let texts: Vec<&str> = prompts.iter().map(String::as_str).collect();
         let references = 40;
-        let sweep = |threads: usize, block: usize| {
-            let sketches = texts.iter().map(|prompt| sketch(prompt)).collect();
-            let index = MinHashIndex::new(sketches, texts.as_slice(), DEFAULT_THRESHOLD);
-            index
-                .sweep_in_blocks(references, texts.len(), threads, block)
-                .unwrap()
-        };
+        let sweep = |threads, block| block_sweep(&texts, references, threads, block);
         let one_by_one = sweep(1, 1);
         assert_eq!(
             one_by_one.rechecked, 0,
@@ -2240,13 +2244,7 @@ mod tests {
             prompts[at] = shortened.to_string();
         }
         let texts: Vec<&str> = prompts.iter().map(String::as_str).collect();
-        let sweep = |threads: usize, block: usize| {
-            let sketches = texts.iter().map(|prompt| sketch(prompt)).collect();
-            let index = MinHashIndex::new(sketches, texts.as_slice(), DEFAULT_THRESHOLD);
-            index
-                .sweep_in_blocks(0, texts.len(), threads, block)
-                .unwrap()
-        };
+        let sweep = |threads, block| block_sweep(&texts, 0, threads, block);
         let one_by_one = sweep(1, 1);
         assert_eq!(
             one_by_one.reused, 0,
