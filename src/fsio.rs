@@ -142,6 +142,112 @@ pub fn append_durable(path: &Path, bytes: &[u8]) -> io::Result<()> {
     file.sync_data()
 }
 
+/// Bytes a [`SyncAhead`] file takes between two early syncs.
+pub const SYNC_AHEAD_BYTES: u64 = 16 << 20;
+
+/// A file being written that fsyncs itself on a thread of its own every `every` bytes, so the
+/// fsync that finally commits it finds little left to write: the disk writes while the caller
+/// computes the next records. A 177 MB `authored.jsonl` otherwise waits 0.3–0.6 s at its
+/// commit on this project's machines. The commit's own fsync stays the guarantee; an early
+/// sync's error stops the writes and is returned, because Linux reports a failed writeback to
+/// one fsync only.
+pub struct SyncAhead {
+    file: File,
+    every: u64,
+    written: u64,
+    /// `written` when the last early sync was asked for.
+    asked_at: u64,
+    asked: u64,
+    worker: Option<SyncWorker>,
+}
+
+struct SyncWorker {
+    asks: std::sync::mpsc::SyncSender<()>,
+    done: std::thread::JoinHandle<io::Result<()>>,
+}
+
+impl SyncAhead {
+    pub fn new(file: File, every: u64) -> SyncAhead {
+        SyncAhead {
+            file,
+            every: every.max(1),
+            written: 0,
+            asked_at: 0,
+            asked: 0,
+            worker: None,
+        }
+    }
+
+    /// Early syncs asked for so far (one still running absorbs the asks made meanwhile).
+    pub fn early_syncs(&self) -> u64 {
+        self.asked
+    }
+
+    /// Waits for the early sync under way and returns the file, or the first early sync's
+    /// error. The caller still fsyncs the file to commit it.
+    pub fn finish(mut self) -> io::Result<File> {
+        self.stop_worker()?;
+        Ok(self.file)
+    }
+
+    fn stop_worker(&mut self) -> io::Result<()> {
+        match self.worker.take() {
+            Some(SyncWorker { asks, done }) => {
+                drop(asks);
+                done.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            }
+            None => Ok(()),
+        }
+    }
+
+    fn ask_for_sync(&mut self) -> io::Result<()> {
+        self.asked_at = self.written;
+        if self.worker.is_none() {
+            let file = self.file.try_clone()?;
+            let (asks, asked) = std::sync::mpsc::sync_channel::<()>(1);
+            let done = std::thread::Builder::new()
+                .name("sync-ahead".into())
+                .spawn(move || {
+                    for () in asked {
+                        file.sync_data()?;
+                    }
+                    Ok(())
+                })?;
+            self.worker = Some(SyncWorker { asks, done });
+        }
+        let Some(worker) = &self.worker else {
+            return Ok(());
+        };
+        match worker.asks.try_send(()) {
+            Ok(()) => {
+                self.asked += 1;
+                Ok(())
+            }
+            Err(std::sync::mpsc::TrySendError::Full(())) => Ok(()),
+            Err(std::sync::mpsc::TrySendError::Disconnected(())) => {
+                self.stop_worker()?;
+                Err(io::Error::other("the early sync stopped without an error"))
+            }
+        }
+    }
+}
+
+impl Write for SyncAhead {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let wrote = self.file.write(buf)?;
+        self.written += wrote as u64;
+        if self.written - self.asked_at >= self.every {
+            self.ask_for_sync()?;
+        }
+        Ok(wrote)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
 /// Fsyncs a folder so that a rename or a new file inside it survives a power cut.
 pub fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
@@ -210,5 +316,37 @@ mod tests {
         append_durable(&path, b"a\n").unwrap();
         append_durable(&path, b"b\n").unwrap();
         assert_eq!(fs::read(&path).unwrap(), b"a\nb\n");
+    }
+
+    #[test]
+    fn a_sync_ahead_file_syncs_early_past_its_interval_and_keeps_every_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.jsonl");
+        let mut file = SyncAhead::new(File::create(&path).unwrap(), 1000);
+        let mut expected = Vec::new();
+        for n in 0..500u32 {
+            let line = format!("{{\"n\":{n}}}\n");
+            file.write_all(line.as_bytes()).unwrap();
+            expected.extend_from_slice(line.as_bytes());
+        }
+        assert!(
+            file.early_syncs() > 0,
+            "{} bytes past an interval of 1000 asked for no early sync",
+            expected.len()
+        );
+        file.finish().unwrap().sync_all().unwrap();
+        assert_eq!(fs::read(&path).unwrap(), expected);
+
+        let small = dir.path().join("small.jsonl");
+        let mut file = SyncAhead::new(File::create(&small).unwrap(), 1000);
+        file.write_all(b"short\n").unwrap();
+        assert_eq!(
+            file.early_syncs(),
+            0,
+            "a file under its interval syncs only at its commit"
+        );
+        assert!(file.worker.is_none(), "and starts no thread");
+        file.finish().unwrap();
+        assert_eq!(fs::read(&small).unwrap(), b"short\n");
     }
 }

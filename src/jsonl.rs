@@ -224,12 +224,13 @@ pub fn write<T: Serialize>(path: &Path, items: &[T]) -> Result<(), JsonlError> {
 
 /// Streams records into a temp file beside `path`; `commit` makes them the file's content at
 /// once (fsync, rename), so readers see the old file or the whole new one. A writer dropped
-/// without a commit removes its temp file.
+/// without a commit removes its temp file. A large file is synced ahead as it grows
+/// ([`crate::fsio::SyncAhead`]), so the commit does not wait for all of it to reach the disk.
 pub struct Writer {
     path: PathBuf,
     tmp: PathBuf,
     /// None once committed.
-    file: Option<std::io::BufWriter<std::fs::File>>,
+    file: Option<std::io::BufWriter<crate::fsio::SyncAhead>>,
 }
 
 impl Writer {
@@ -242,7 +243,10 @@ impl Writer {
         Ok(Writer {
             path: path.to_path_buf(),
             tmp,
-            file: Some(std::io::BufWriter::with_capacity(1 << 20, file)),
+            file: Some(std::io::BufWriter::with_capacity(
+                1 << 20,
+                crate::fsio::SyncAhead::new(file, crate::fsio::SYNC_AHEAD_BYTES),
+            )),
         })
     }
 
@@ -263,6 +267,7 @@ impl Writer {
         let committed = file
             .into_inner()
             .map_err(|e| e.into_error())
+            .and_then(crate::fsio::SyncAhead::finish)
             .and_then(|f| f.sync_all())
             .and_then(|()| crate::fsio::commit_temp(&self.tmp, &self.path));
         committed.map_err(|source| self.write_err(source))
