@@ -9,16 +9,50 @@ pub fn threads() -> usize {
 
 /// `f` over `items` on up to `threads` scoped threads, results in input order. A panic in `f`
 /// is resumed on the caller's thread.
+///
+/// Threads claim small runs of items as they go rather than a fixed share each, so items of
+/// unequal cost (replies of different lengths, prompts of different sizes) keep every thread
+/// busy to the end instead of leaving one core idle while the other finishes its half.
 pub fn map<T: Sync, R: Send>(items: &[T], threads: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let parts = chunks(items, threads, |part| {
-        part.iter().map(&f).collect::<Vec<R>>()
+    let threads = threads.clamp(1, items.len().max(1));
+    if threads == 1 {
+        return items.iter().map(f).collect();
+    }
+    let run = items.len().div_ceil(threads * RUNS_PER_THREAD).max(1);
+    let runs = items.len().div_ceil(run);
+    let next_run = std::sync::atomic::AtomicUsize::new(0);
+    let claim = || -> Vec<(usize, Vec<R>)> {
+        let mut done = Vec::new();
+        loop {
+            let index = next_run.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if index >= runs {
+                return done;
+            }
+            let start = index * run;
+            let part = &items[start..items.len().min(start + run)];
+            done.push((index, part.iter().map(&f).collect()));
+        }
+    };
+    let mut claimed: Vec<(usize, Vec<R>)> = std::thread::scope(|scope| {
+        let claim = &claim;
+        let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(claim)).collect();
+        let mut claimed = claim();
+        for helper in joined(helpers) {
+            claimed.extend(helper);
+        }
+        claimed
     });
+    claimed.sort_unstable_by_key(|(index, _)| *index);
     let mut results = Vec::with_capacity(items.len());
-    for part in parts {
+    for (_, part) in claimed {
         results.extend(part);
     }
     results
 }
+
+/// How many runs [`map`] cuts its items into per thread: enough that the last runs even out
+/// the threads' finishing times, few enough that claiming one costs nothing beside its work.
+const RUNS_PER_THREAD: usize = 16;
 
 /// `f` over `items` on one scoped thread per state in `states`, each thread with a state of its
 /// own (scratch buffers, caches) that outlives the call; results in input order. Items are dealt
@@ -140,6 +174,23 @@ mod tests {
             );
         }
         assert!(map(&[] as &[usize], 2, |i| *i).is_empty());
+    }
+
+    #[test]
+    fn map_shares_a_run_of_costly_items_between_its_threads() {
+        let items: Vec<usize> = (0..64).collect();
+        let worked_on = map(&items, 2, |&i| {
+            if i < 32 {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            std::thread::current().id()
+        });
+        let costly: std::collections::HashSet<_> = worked_on[..32].iter().collect();
+        assert_eq!(
+            costly.len(),
+            2,
+            "the costly first half ran on one thread while the other had only cheap items"
+        );
     }
 
     #[test]
