@@ -4,8 +4,11 @@
 //! fresh child process so its wall time and peak RSS (its own `VmHWM`) are its own. Prints a
 //! markdown table and writes `target/bench/scale.json` and `target/bench/assemble-scale.svg`.
 //!
-//! `cargo bench --bench scale` runs every case; `-- --quick` skips the 1M-candidate assemble
-//! and the largest agreement size. Generated inputs are kept under `target/bench/work`.
+//! The assemble cases also run on 1M candidates with the 100k file's density of duplicates
+//! (`benches/constant_density.py`), so the stage's growth shows apart from its input's.
+//!
+//! `cargo bench --bench scale` runs every case; `-- --quick` skips the two 1M-candidate
+//! assembles and the largest agreement size. Generated inputs are kept under `target/bench/work`.
 
 use saseval_gen::batch::cache::Cache;
 use saseval_gen::batch::ingest::{ingest_file, NamedBadLines};
@@ -92,6 +95,13 @@ fn run_parent(quick: bool) -> BenchResult<()> {
         })?;
         results.push(measure("assemble", count, &dir)?);
     }
+    if !quick {
+        let source = work.join("candidates-100000").join("candidates.jsonl");
+        let dir = prepared(&work, "constant-density", 1_000_000, |dir| {
+            constant_density(&source, dir)
+        })?;
+        results.push(measure(CONSTANT_DENSITY, 1_000_000, &dir)?);
+    }
     let agreement_sizes: &[usize] = if quick {
         &[5_000, 10_000]
     } else {
@@ -104,6 +114,29 @@ fn run_parent(quick: bool) -> BenchResult<()> {
         results.push(measure("dedup_agreement", count, &dir)?);
     }
     report(&results)
+}
+
+/// The assemble case on 1M candidates with the 100k file's density of duplicates: the bench's
+/// own 1M file is denser (its work is per pair), so this case shows the stage's growth apart
+/// from its input's.
+const CONSTANT_DENSITY: &str = "assemble_constant_density";
+
+/// Writes ten copies of `source` into `dir`, each but the first under a letter cipher of its
+/// own (`benches/constant_density.py`).
+fn constant_density(source: &Path, dir: &Path) -> std::io::Result<()> {
+    let script = crate_root().join("benches").join("constant_density.py");
+    let status = Command::new("python3")
+        .arg(script)
+        .arg(source)
+        .arg(dir)
+        .status()?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(std::io::Error::other(format!(
+            "benches/constant_density.py failed ({status})"
+        )))
+    }
 }
 
 /// A folder of generated input, made once and kept (a `.complete` marker says it is whole).
@@ -279,7 +312,7 @@ fn describe(m: &Measured) -> String {
             n("uploads"),
             n("http_requests")
         ),
-        "assemble" => format!(
+        "assemble" | CONSTANT_DENSITY => format!(
             "the stage {:.2} s ({:.2} s CPU); {:.0} MB input; {} released, {} dropped as duplicates",
             m.stage_s(),
             f("stage_cpu_s"),
@@ -431,7 +464,7 @@ fn run_child(args: &[String]) -> BenchResult<()> {
     let detail = match case.as_str() {
         "parse_validate" => parse_validate(&dir, size)?,
         "runner" => runner(&dir, size)?,
-        "assemble" => assemble(&dir)?,
+        "assemble" | CONSTANT_DENSITY => assemble(&dir)?,
         "dedup_agreement" => dedup_agreement(&dir)?,
         other => return Err(format!("unknown case {other}")),
     };

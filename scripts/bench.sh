@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Runs the benchmark suite on this machine and prints the tables BENCHMARKS.md records:
 #   scale        — parse + validate a 50,000-line output file, the runner against a zero-latency
-#                  fake, assemble at 10k/100k/1M candidates, all-pairs vs MinHash LSH agreement
+#                  fake, assemble at 10k/100k/1M candidates and on 1M of the 100k file's
+#                  duplicate density, all-pairs vs MinHash LSH agreement
 #                  (each case in its own process: wall time and peak RSS)
 #   local_speed  — the local backend's tokens/s beside llama.cpp's own decode loop
 #   throughput   — criterion per-item timings with their spread
 #   side by side — assemble beside the Python reference (benches/reference/assemble.py) on the
 #                  scale case's candidate files, in the same run (benches/side_by_side.py)
-# Usage: scripts/bench.sh [--quick]   (--quick skips the 1M-candidate assemble and shortens runs)
+# Usage: scripts/bench.sh [--quick]   (--quick skips the 1M-candidate assembles and shortens runs)
 # Results: target/bench/{scale.json,local.json,assemble-scale.svg,side-by-side-N.json} and
 # target/criterion/.
 # Benchmarks never run under `cargo test`; nothing here asserts a timing.
