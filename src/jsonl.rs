@@ -236,7 +236,7 @@ pub struct Writer {
 impl Writer {
     pub fn create(path: &Path) -> Result<Writer, JsonlError> {
         let tmp = crate::fsio::temp_path(path);
-        let file = std::fs::File::create(&tmp).map_err(|source| JsonlError::Write {
+        let file = crate::fsio::create_temp(&tmp).map_err(|source| JsonlError::Write {
             path: path.to_path_buf(),
             source,
         })?;
@@ -332,6 +332,19 @@ mod tests {
             .unwrap();
         let error = chunk[1].parse::<u32>(&path).unwrap_err().to_string();
         assert!(error.contains("items.jsonl line 3"), "{error}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_writer_does_not_follow_a_link_planted_at_its_temp_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim.txt");
+        std::fs::write(&victim, "keep me").unwrap();
+        let path = dir.path().join("rejects.jsonl");
+        std::os::unix::fs::symlink(&victim, crate::fsio::temp_path(&path)).unwrap();
+        write(&path, &[1, 2]).unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "1\n2\n");
     }
 
     #[test]
