@@ -159,7 +159,7 @@ fn prepare_out_dir(out_dir: &Path) -> Result<()> {
         source,
     })?;
     let probe = out_dir.join(".saseval.write-test");
-    std::fs::write(&probe, b"").map_err(|source| Error::OutDirNotWritable {
+    crate::fsio::create_temp(&probe).map_err(|source| Error::OutDirNotWritable {
         path: out_dir.to_path_buf(),
         source,
     })?;
@@ -342,4 +342,23 @@ fn diff(cli: &Cli, a: &Path, b: &Path, json: bool, printer: &Printer) -> Result<
         printer.out(crate::diff::render_table(&found).trim_end());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn the_write_probe_does_not_follow_a_link_planted_at_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim.txt");
+        std::fs::write(&victim, "keep me").unwrap();
+        let out_dir = dir.path().join("out");
+        std::fs::create_dir(&out_dir).unwrap();
+        std::os::unix::fs::symlink(&victim, out_dir.join(".saseval.write-test")).unwrap();
+        prepare_out_dir(&out_dir).unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+        assert!(!out_dir.join(".saseval.write-test").exists());
+    }
 }
