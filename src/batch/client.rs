@@ -823,7 +823,7 @@ impl Held {
 impl LastLine {
     fn feed(&mut self, chunk: &[u8]) {
         let mut rest = chunk;
-        while let Some(nl) = rest.iter().position(|b| *b == b'\n') {
+        while let Some(nl) = memchr::memchr(b'\n', rest) {
             self.open.push(&rest[..nl]);
             if !self.open.is_blank() {
                 std::mem::swap(&mut self.complete, &mut self.open);

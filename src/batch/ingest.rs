@@ -292,7 +292,7 @@ fn read_line(reader: &mut impl BufRead, limit: usize) -> std::io::Result<(u64, R
         if buf.is_empty() {
             break;
         }
-        let part = match buf.iter().position(|b| *b == b'\n') {
+        let part = match memchr::memchr(b'\n', buf) {
             Some(nl) => {
                 ended = true;
                 &buf[..=nl]

@@ -67,43 +67,50 @@ pub fn printable(text: &str) -> String {
 /// they occur (a `Bearer …` header echoed in an error, a key pasted into an output line).
 #[derive(Clone)]
 pub struct Redactor {
-    needles: Vec<Vec<u8>>,
-    /// Which bytes start a needle, so that a scan skips the rest at once.
-    starts: [bool; 256],
+    /// One vectorised substring search per form of the key; every downloaded byte passes
+    /// through them, so they must run at memory speed.
+    needles: Vec<memchr::memmem::Finder<'static>>,
 }
 
 impl Redactor {
     pub fn new(key: &str) -> Redactor {
-        let mut needles = vec![key.as_bytes().to_vec()];
+        let mut forms = vec![key.as_bytes().to_vec()];
         let escaped = serde_json::to_string(key).unwrap_or_default();
         let escaped = escaped.trim_matches('"').as_bytes().to_vec();
-        if !escaped.is_empty() && escaped != needles[0] {
-            needles.push(escaped);
+        if !escaped.is_empty() && escaped != forms[0] {
+            forms.push(escaped);
         }
-        needles.retain(|n| !n.is_empty());
-        let mut starts = [false; 256];
-        for needle in &needles {
-            starts[usize::from(needle[0])] = true;
-        }
-        Redactor { needles, starts }
+        forms.retain(|form| !form.is_empty());
+        let needles = forms
+            .iter()
+            .map(|form| memchr::memmem::Finder::new(form).into_owned())
+            .collect();
+        Redactor { needles }
     }
 
-    /// `input` with every occurrence of the key replaced by [`REDACTED`].
+    /// `input` with every occurrence of the key replaced by [`REDACTED`], scanning left to
+    /// right: the earliest occurrence of either form is replaced, then the scan goes on after it.
     pub fn bytes<'a>(&self, input: &'a [u8]) -> Cow<'a, [u8]> {
+        let find_from = |needle: &memchr::memmem::Finder, from: usize| {
+            needle.find(&input[from..]).map(|at| from + at)
+        };
+        let mut next: Vec<Option<usize>> = self.needles.iter().map(|n| find_from(n, 0)).collect();
         let mut out: Option<Vec<u8>> = None;
         let mut copied = 0;
-        let mut i = 0;
-        while let Some(skip) = input[i..].iter().position(|b| self.starts[usize::from(*b)]) {
-            i += skip;
-            match self.needle_at(input, i) {
-                Some(len) => {
-                    let buf = out.get_or_insert_with(|| Vec::with_capacity(input.len()));
-                    buf.extend_from_slice(&input[copied..i]);
-                    buf.extend_from_slice(REDACTED.as_bytes());
-                    i += len;
-                    copied = i;
+        while let Some((at, len)) = next
+            .iter()
+            .zip(&self.needles)
+            .filter_map(|(at, needle)| Some(((*at)?, needle.needle().len())))
+            .min_by_key(|(at, _)| *at)
+        {
+            let buf = out.get_or_insert_with(|| Vec::with_capacity(input.len()));
+            buf.extend_from_slice(&input[copied..at]);
+            buf.extend_from_slice(REDACTED.as_bytes());
+            copied = at + len;
+            for (found, needle) in next.iter_mut().zip(&self.needles) {
+                if found.is_some_and(|found| found < copied) {
+                    *found = find_from(needle, copied);
                 }
-                None => i += 1,
             }
         }
         match out {
@@ -127,22 +134,19 @@ impl Redactor {
         }
     }
 
-    fn needle_at(&self, input: &[u8], at: usize) -> Option<usize> {
-        let rest = &input[at..];
-        self.needles
-            .iter()
-            .find(|n| rest.starts_with(n))
-            .map(Vec::len)
-    }
-
     /// How many trailing bytes of `bytes` could begin a key that the next chunk completes.
     fn open_tail(&self, bytes: &[u8]) -> usize {
-        let longest = self.needles.iter().map(Vec::len).max().unwrap_or(0);
+        let longest = self
+            .needles
+            .iter()
+            .map(|n| n.needle().len())
+            .max()
+            .unwrap_or(0);
         (1..longest.min(bytes.len() + 1))
             .rev()
             .find(|&k| {
                 let tail = &bytes[bytes.len() - k..];
-                self.needles.iter().any(|n| n.starts_with(tail))
+                self.needles.iter().any(|n| n.needle().starts_with(tail))
             })
             .unwrap_or(0)
     }
@@ -158,7 +162,11 @@ impl StreamRedactor<'_> {
     /// The redacted bytes of everything fed so far that no later chunk can change.
     pub fn feed(&mut self, chunk: &[u8]) -> Vec<u8> {
         self.pending.extend_from_slice(chunk);
-        let mut redacted = self.redactor.bytes(&self.pending).into_owned();
+        let changed = match self.redactor.bytes(&self.pending) {
+            Cow::Borrowed(_) => None,
+            Cow::Owned(changed) => Some(changed),
+        };
+        let mut redacted = changed.unwrap_or_else(|| std::mem::take(&mut self.pending));
         let keep = self.redactor.open_tail(&redacted);
         self.pending = redacted.split_off(redacted.len() - keep);
         redacted
@@ -237,6 +245,48 @@ mod tests {
             }
             out.extend(stream.finish());
             proptest::prop_assert_eq!(out, redactor.bytes(bytes).into_owned());
+        }
+    }
+
+    /// The redaction rule written plainly, byte by byte: where a form of the key starts (the
+    /// plain form first), it is replaced and the scan goes on after it.
+    fn redacted_plainly(forms: &[&[u8]], input: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut at = 0;
+        while at < input.len() {
+            match forms.iter().find(|form| input[at..].starts_with(form)) {
+                Some(form) => {
+                    out.extend_from_slice(REDACTED.as_bytes());
+                    at += form.len();
+                }
+                None => {
+                    out.push(input[at]);
+                    at += 1;
+                }
+            }
+        }
+        out
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn redaction_replaces_what_a_plain_byte_by_byte_scan_replaces(
+            key in r#"[ab"\\]{1,4}"#,
+            pieces in proptest::collection::vec(0usize..4, 0..40),
+            filler in r#"[ab"\\x]{0,3}"#,
+        ) {
+            let redactor = Redactor::new(&key);
+            let escaped = serde_json::to_string(&key).unwrap();
+            let escaped = escaped.trim_matches('"');
+            let mut input = String::new();
+            for piece in pieces {
+                input.push_str([key.as_str(), escaped, filler.as_str(), "a"][piece]);
+            }
+            let forms: &[&[u8]] = &[key.as_bytes(), escaped.as_bytes()];
+            proptest::prop_assert_eq!(
+                redactor.bytes(input.as_bytes()).into_owned(),
+                redacted_plainly(forms, input.as_bytes())
+            );
         }
     }
 
