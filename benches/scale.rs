@@ -569,10 +569,7 @@ fn runner(dir: &Path, requests: usize) -> BenchResult<Value> {
         })
         .collect();
     let printer = Printer { quiet: true };
-    let guard = CostGuard {
-        max_cost_usd: f64::INFINITY,
-        cost_key: "author.max_cost_usd",
-    };
+    let guard = CostGuard::new(f64::INFINITY, "author.max_cost_usd", 0.0);
     let runtime = tokio::runtime::Runtime::new().map_err(err("runtime"))?;
     let fake_cpu_before = fake_thread_cpu_s()?;
     let cpu_before = process_cpu_s();

@@ -8,7 +8,7 @@ use crate::config::{Config, Provider};
 use crate::error::{Error, Result};
 use crate::lock::OutLock;
 use crate::record::Category;
-use crate::stages::{self, Ctx, StageEnd};
+use crate::stages::{self, Ctx};
 use crate::templates::Templates;
 use crate::ui::Printer;
 use std::path::Path;
@@ -30,23 +30,27 @@ pub async fn run(cli: Cli, printer: &Printer) -> Result<ExitCode> {
         .out
         .clone()
         .unwrap_or_else(|| config.release.out_dir.clone());
-    let (batch, assemble, steps) = match &cli.command {
+    let (batch, assemble, step) = match &cli.command {
         Command::Author { dry_run: true, .. } => {
             let templates = Templates::load(&config.author.prompts_dir)?;
             printer.out(stages::author::dry_run(&config, &templates)?);
-            printer.out(stages::plan::render(
-                &config,
-                &stages::plan::repair(&config, templates.verify.text()),
-            ));
-            if config.audit.models.is_empty() {
+            let repair = stages::plan::repair(&config, templates.verify.text());
+            printer.out(stages::plan::render(&config, &repair));
+            let audit = if config.audit.models.is_empty() {
                 printer.out("audit: skipped (audit.models is empty)");
+                None
             } else {
                 let audit = stages::audit::AuditTemplate::load(&config.author.prompts_dir)?;
-                printer.out(stages::plan::render(
-                    &config,
-                    &stages::plan::audit(&config, audit.template.text()),
-                ));
-            }
+                let plan = stages::plan::audit(&config, audit.template.text());
+                printer.out(stages::plan::render(&config, &plan));
+                Some(plan)
+            };
+            printer.out(stages::fill::predict(
+                &config,
+                &templates,
+                &repair,
+                audit.as_ref(),
+            ));
             return Ok(ExitCode::SUCCESS);
         }
         Command::Audit { dry_run: true, .. } => {
@@ -56,53 +60,25 @@ pub async fn run(cli: Cli, printer: &Printer) -> Result<ExitCode> {
         Command::Status => return status(&config, &out_dir, printer),
         Command::Cancel => return cancel(&config, &out_dir, printer).await,
         Command::Verify { .. } | Command::Diff { .. } => return Ok(ExitCode::SUCCESS),
-        Command::Author { batch, .. } => (batch.clone(), AssembleArgs::default(), Steps::AUTHOR),
-        Command::Repair { batch } => (batch.clone(), AssembleArgs::default(), Steps::REPAIR),
-        Command::Audit { batch, .. } => (batch.clone(), AssembleArgs::default(), Steps::AUDIT),
-        Command::Assemble { assemble } => (BatchArgs::default(), assemble.clone(), Steps::ASSEMBLE),
-        Command::Run { batch, assemble } => (batch.clone(), assemble.clone(), Steps::ALL),
+        Command::Author { batch, .. } => (batch.clone(), AssembleArgs::default(), Step::Author),
+        Command::Repair { batch } => (batch.clone(), AssembleArgs::default(), Step::Repair),
+        Command::Audit { batch, .. } => (batch.clone(), AssembleArgs::default(), Step::Audit),
+        Command::Assemble { assemble } => (BatchArgs::default(), assemble.clone(), Step::Assemble),
+        Command::Run { batch, assemble } => (batch.clone(), assemble.clone(), Step::Loop),
     };
     prepare_out_dir(&out_dir)?;
     let _lock = OutLock::acquire(&out_dir, printer)?;
-    run_steps(&config, &out_dir, printer, &batch, &assemble, steps).await
+    run_steps(&config, &out_dir, printer, &batch, &assemble, step).await
 }
 
-struct Steps {
-    author: bool,
-    repair: bool,
-    audit: bool,
-    assemble: bool,
-}
-
-impl Steps {
-    const NONE: Steps = Steps {
-        author: false,
-        repair: false,
-        audit: false,
-        assemble: false,
-    };
-    const AUTHOR: Steps = Steps {
-        author: true,
-        ..Steps::NONE
-    };
-    const REPAIR: Steps = Steps {
-        repair: true,
-        ..Steps::NONE
-    };
-    const AUDIT: Steps = Steps {
-        audit: true,
-        ..Steps::NONE
-    };
-    const ASSEMBLE: Steps = Steps {
-        assemble: true,
-        ..Steps::NONE
-    };
-    const ALL: Steps = Steps {
-        author: true,
-        repair: true,
-        audit: true,
-        assemble: true,
-    };
+/// What a command runs: one stage, or the whole loop.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Step {
+    Author,
+    Repair,
+    Audit,
+    Assemble,
+    Loop,
 }
 
 async fn run_steps(
@@ -111,12 +87,13 @@ async fn run_steps(
     printer: &Printer,
     batch: &BatchArgs,
     assemble: &AssembleArgs,
-    steps: Steps,
+    step: Step,
 ) -> Result<ExitCode> {
-    let templates = if steps.author || steps.repair {
-        Some(Templates::load(&config.author.prompts_dir)?)
-    } else {
-        None
+    let templates = match step {
+        Step::Author | Step::Repair | Step::Loop => {
+            Some(Templates::load(&config.author.prompts_dir)?)
+        }
+        Step::Audit | Step::Assemble => None,
     };
     let options = RunOptions {
         no_wait: batch.no_wait,
@@ -130,21 +107,21 @@ async fn run_steps(
         printer,
         runner,
     };
-    if let (true, Some(t)) = (steps.author, &templates) {
-        if stages::author::run(&mut ctx, t).await? == StageEnd::Waiting {
-            return Ok(ExitCode::SUCCESS);
+    match (step, &templates) {
+        (Step::Loop, Some(t)) => {
+            stages::fill::run(&mut ctx, t, assemble).await?;
         }
-    }
-    if let (true, Some(t)) = (steps.repair, &templates) {
-        if stages::repair::run(&mut ctx, t).await? == StageEnd::Waiting {
-            return Ok(ExitCode::SUCCESS);
+        (Step::Author, Some(t)) => {
+            stages::author::run(&mut ctx, t).await?;
         }
-    }
-    if steps.audit && stages::audit::run(&mut ctx).await? == StageEnd::Waiting {
-        return Ok(ExitCode::SUCCESS);
-    }
-    if steps.assemble {
-        stages::assemble::run(&mut ctx, assemble)?;
+        (Step::Repair, Some(t)) => {
+            stages::repair::run(&mut ctx, t, "repair").await?;
+        }
+        (Step::Audit, _) => {
+            stages::audit::run(&mut ctx, "audit").await?;
+        }
+        (Step::Assemble, _) => stages::assemble::run(&mut ctx, assemble)?,
+        (Step::Loop | Step::Author | Step::Repair, None) => {}
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -220,8 +197,55 @@ fn status(config: &Config, out_dir: &Path, printer: &Printer) -> Result<ExitCode
         ));
     }
     lines.push(format!("response cache: {} result(s)", cache.len()));
+    lines.extend(loop_status(config, out_dir)?);
     printer.out(lines.join("\n"));
     Ok(ExitCode::SUCCESS)
+}
+
+/// The loop's round and each category's survivors against what the release needs.
+fn loop_status(config: &Config, out_dir: &Path) -> Result<Vec<String>> {
+    let rounds = stages::rounds::Rounds::load(out_dir)?;
+    let Some(current) = rounds.rounds.last() else {
+        return Ok(Vec::new());
+    };
+    let mut lines = vec![format!(
+        "loop: round {} of at most {} (author.max_rounds)",
+        current.round, config.author.max_rounds
+    )];
+    let Some((evaluated, evaluation)) = rounds.latest() else {
+        lines.push(
+            "  no round evaluated yet: its items are still being authored, repaired or audited"
+                .into(),
+        );
+        return Ok(lines);
+    };
+    lines.push(format!(
+        "  after round {evaluated}: survivors / needed per category"
+    ));
+    for (category, standing) in &evaluation.categories {
+        let state = if standing.survivors >= standing.needed {
+            "full".to_string()
+        } else if standing.stopped {
+            "short; stopped (survival near zero)".to_string()
+        } else {
+            match current.plan.get(category) {
+                Some(slice) if current.round > evaluated => {
+                    format!(
+                        "short; round {} asks {} request(s)",
+                        current.round, slice.requests
+                    )
+                }
+                _ => "short".to_string(),
+            }
+        };
+        lines.push(format!(
+            "  {:<20} {:>6}/{:<6} {state}",
+            category.name(),
+            standing.survivors,
+            standing.needed
+        ));
+    }
+    Ok(lines)
 }
 
 /// `cancel`: asks the server to cancel every running batch of this out dir. A re-run then

@@ -189,9 +189,17 @@ pub struct Author {
     pub temperature: f64,
     pub max_tokens: u32,
     pub response_format: ResponseFormat,
-    /// Valid items wanted per category, as a multiple of `release.per_category`.
+    /// Round 0's valid items wanted per category, as a multiple of `release.per_category`.
     pub oversample: f64,
+    /// Rounds of the whole loop (author → repair → audit → dedup), round 0 included.
     pub max_rounds: u32,
+    /// A top-up asks for the missing items ÷ the measured survival rate × (1 + this margin).
+    #[serde(default = "default_topup_margin")]
+    pub topup_margin: f64,
+    /// The survival rate `author --dry-run` predicts the loop's rounds from, and the loop sizes
+    /// a top-up by before any item survived.
+    #[serde(default = "default_prior_survival")]
+    pub prior_survival: f64,
     pub max_gold_words: usize,
     pub max_cost_usd: f64,
     #[serde(default = "default_bloat_factor")]
@@ -212,6 +220,14 @@ fn default_prompts_dir() -> PathBuf {
 
 fn default_bloat_factor() -> f64 {
     3.0
+}
+
+fn default_topup_margin() -> f64 {
+    0.25
+}
+
+fn default_prior_survival() -> f64 {
+    0.7
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -626,6 +642,8 @@ impl Config {
         whole(au.max_tokens, "author.max_tokens", 16, MAX_TOKENS)?;
         number(au.oversample, "author.oversample", 1.0, 10.0)?;
         whole(au.max_rounds, "author.max_rounds", 1, 100)?;
+        number(au.topup_margin, "author.topup_margin", 0.0, 10.0)?;
+        number(au.prior_survival, "author.prior_survival", 0.01, 1.0)?;
         whole(au.max_gold_words, "author.max_gold_words", 1, 100)?;
         number(au.max_cost_usd, "author.max_cost_usd", 0.0, MAX_COST_USD)?;
         number(au.bloat_factor, "author.bloat_factor", 1.0, 100.0)?;

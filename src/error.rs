@@ -95,16 +95,22 @@ pub enum Error {
         what: &'static str,
         source: serde_json::Error,
     },
+    /// The closed loop's state file cannot be read as the loop wrote it.
+    #[error("{} is damaged ({why}). It records which authoring requests each round of the loop asked for; the plans are derived from the cached replies again when it is gone. Move it aside (`mv {} {}.damaged`) and re-run: nothing already paid for is asked again", path.display(), crate::fsio::shell_word(path), crate::fsio::shell_word(path))]
+    DamagedLoopState { path: PathBuf, why: String },
     /// Categories the release cannot fill, one line each, and `allow_short` is off.
     #[error(
-        "cannot fill the release: {} categor{} short of {per_category} items:\n  {}\nNo release was written. Author more items (raise author.oversample or author.max_rounds and re-run `saseval-gen author`), or set assemble.allow_short = true to publish the counts you have (stated in the manifest and card).",
+        "cannot fill the release: {} categor{} short of {per_category} items:\n  {}\n{}No release was written. Raise author.max_rounds and re-run `saseval-gen run`: the loop goes on where it stopped, authoring only for the short categories and paying for nothing twice. Or set assemble.allow_short = true to publish the counts you have (stated in the manifest and card).",
         short.len(),
         if short.len() == 1 { "y is" } else { "ies are" },
-        short.join("\n  ")
+        short.join("\n  "),
+        line(stopped)
     )]
     ShortRelease {
         per_category: usize,
         short: Vec<String>,
+        /// Why the loop stopped authoring.
+        stopped: String,
     },
 }
 
@@ -149,9 +155,19 @@ impl Error {
             | Error::Read { .. }
             | Error::Write { .. }
             | Error::InvalidSideFile { .. }
+            | Error::DamagedLoopState { .. }
             | Error::Serialise { .. }
             | Error::ShortRelease { .. } => RUNTIME,
         }
+    }
+}
+
+/// `text` as a line of its own, or nothing when it is empty.
+fn line(text: &str) -> String {
+    if text.is_empty() {
+        String::new()
+    } else {
+        format!("{text}\n")
     }
 }
 

@@ -12,6 +12,9 @@ use std::collections::BTreeMap;
 pub struct CategoryYield {
     /// Authoring requests of the round for this category.
     pub requests: usize,
+    /// Items those requests asked for.
+    #[serde(default)]
+    pub items_asked: usize,
     /// Valid items the category still needed when the round started.
     pub needed: usize,
     /// Valid items the round produced.
@@ -58,6 +61,50 @@ impl RoundYield {
     }
 }
 
+/// One category in one round of the loop: how many of its items each stage let through, from
+/// what the author was asked for to what the release holds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Survival {
+    /// Items the round's authoring requests asked for.
+    pub asked: usize,
+    /// Items that passed the author gate (validation).
+    pub gate: usize,
+    /// Of those, numeric keys that repair replaced with the verifiers' value.
+    pub repaired: usize,
+    /// Of those, items that repair flagged for review.
+    pub repair_flagged: usize,
+    /// Items neither repair nor the audit panel flagged.
+    pub audit_passed: usize,
+    /// Items left after dedup (and the flag policy): the ones the release can draw on.
+    pub after_dedup: usize,
+    /// Items in the release.
+    pub released: usize,
+}
+
+impl Survival {
+    /// The share of the items asked for that the release can draw on.
+    pub fn rate(&self) -> Option<f64> {
+        (self.asked > 0).then(|| self.after_dedup as f64 / self.asked as f64)
+    }
+
+    pub fn add(&mut self, other: &Survival) {
+        self.asked += other.asked;
+        self.gate += other.gate;
+        self.repaired += other.repaired;
+        self.repair_flagged += other.repair_flagged;
+        self.audit_passed += other.audit_passed;
+        self.after_dedup += other.after_dedup;
+        self.released += other.released;
+    }
+}
+
+/// One round of the loop's survival, by category (only categories the round asked for).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RoundSurvival {
+    pub round: u32,
+    pub categories: BTreeMap<Category, Survival>,
+}
+
 /// Collects yields while the author stage derives its outcomes.
 #[derive(Debug, Default)]
 pub struct Tally {
@@ -67,8 +114,11 @@ pub struct Tally {
 }
 
 impl Tally {
-    pub fn request(&mut self, round: u32, category: Category) {
-        self.rounds.entry((round, category)).or_default().requests += 1;
+    /// A request of `round` for `category` that asked for `items` items.
+    pub fn request(&mut self, round: u32, category: Category, items: usize) {
+        let counts = self.rounds.entry((round, category)).or_default();
+        counts.requests += 1;
+        counts.items_asked += items;
     }
 
     pub fn valid(&mut self, round: u32, category: Category) {
@@ -215,7 +265,7 @@ mod tests {
     fn needed_counts_down_across_rounds_and_the_top_code_keeps_its_first_example() {
         let mut tally = Tally::default();
         for _ in 0..2 {
-            tally.request(0, Category::Conversational);
+            tally.request(0, Category::Conversational, 3);
         }
         tally.valid(0, Category::Conversational);
         tally.reject(
@@ -231,11 +281,14 @@ mod tests {
             example("second"),
         );
         tally.reject(0, Category::Conversational, "no_question", example("other"));
-        tally.request(1, Category::Conversational);
+        tally.request(1, Category::Conversational, 3);
         tally.valid(1, Category::Conversational);
         let rounds = tally.finish(10);
         let first = &rounds[0].categories[&Category::Conversational];
-        assert_eq!((first.requests, first.needed, first.valid), (2, 10, 1));
+        assert_eq!(
+            (first.requests, first.items_asked, first.needed, first.valid),
+            (2, 6, 10, 1)
+        );
         assert_eq!(
             first.example.as_ref().map(|e| e.detail.as_str()),
             Some("first detail")
@@ -252,14 +305,14 @@ mod tests {
     #[test]
     fn a_round_below_half_its_need_gets_a_hint_naming_the_rule_and_an_example() {
         let mut tally = Tally::default();
-        tally.request(0, Category::MemoryRecall);
+        tally.request(0, Category::MemoryRecall, 1);
         tally.reject(
             0,
             Category::MemoryRecall,
             "memory_block",
             example("memory_block"),
         );
-        tally.request(0, Category::SimpleFactual);
+        tally.request(0, Category::SimpleFactual, 5);
         for _ in 0..5 {
             tally.valid(0, Category::SimpleFactual);
         }

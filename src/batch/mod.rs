@@ -87,12 +87,6 @@ pub struct JobResult {
     pub waiting: usize,
 }
 
-impl JobResult {
-    pub fn is_complete(&self) -> bool {
-        self.waiting == 0
-    }
-}
-
 #[derive(Debug, thiserror::Error)]
 pub enum BatchError {
     // What the user fixes in the config, the command line or the out dir (exit 2).
@@ -131,10 +125,12 @@ pub enum BatchError {
     ImportEmpty { path: PathBuf },
     #[error("refusing to submit {requests} requests: more than api.max_requests_per_job = {limit}; raise api.max_requests_per_job if this is intended")]
     TooManyRequests { requests: usize, limit: usize },
-    #[error("refusing to submit {requests} requests: the estimated worst-case cost ${:.2} (≈{} input tokens, ≤{} output tokens) is ${:.2} over {limit_key} = ${limit:.2}; raise {limit_key} if this is intended", cost.usd, cost.input_tokens, cost.output_tokens, cost.usd - limit)]
+    #[error("refusing to submit {requests} requests: the estimated worst-case cost ${:.2} (≈{} input tokens, ≤{} output tokens){} is ${:.2} over {limit_key} = ${limit:.2}; raise {limit_key} if this is intended", cost.usd, cost.input_tokens, cost.output_tokens, spent_note(*spent), cost.usd + spent - limit)]
     OverBudget {
         requests: usize,
         cost: CostEstimate,
+        /// What the stage already spent in this run (earlier rounds), counted against the limit.
+        spent: f64,
         limit: f64,
         limit_key: &'static str,
     },
@@ -302,12 +298,27 @@ pub struct UnknownBatch {
     pub recovery: String,
 }
 
-/// Limits checked before anything is submitted.
+/// Limits checked before anything is submitted. A stage's limit holds for the whole run: what
+/// the stage's earlier requests already cost counts against it, so a loop of rounds cannot
+/// spend its limit once per round.
 #[derive(Debug, Clone)]
 pub struct CostGuard {
     pub max_cost_usd: f64,
     /// The config key a user changes to raise the limit, named in the refusal.
     pub cost_key: &'static str,
+    /// What the stage's requests answered so far cost, from the usage the backend reported.
+    pub spent_usd: f64,
+}
+
+impl CostGuard {
+    /// The guard of `cost_key`, with `spent_usd` already spent against it.
+    pub fn new(max_cost_usd: f64, cost_key: &'static str, spent_usd: f64) -> CostGuard {
+        CostGuard {
+            max_cost_usd,
+            cost_key,
+            spent_usd,
+        }
+    }
 }
 
 /// Options that come from the command line rather than the config.
@@ -478,6 +489,26 @@ impl<'a> Runner<'a> {
     pub fn outcome(&self, request: &Request) -> Result<Option<ReplyOutcome>, BatchError> {
         Ok(self.cache.get_as(&request.custom_id, request.body_hash())?)
     }
+
+    /// What the answered `requests` cost: the tokens their responses report, at `[prices]`.
+    pub fn spent<'r>(
+        &self,
+        requests: impl IntoIterator<Item = &'r Request>,
+    ) -> Result<CostEstimate, BatchError> {
+        let mut spent = CostEstimate::zero();
+        for request in requests {
+            if let Some(OutcomeOf::Ok(body)) = self.outcome(request)? {
+                let tokens = body.tokens();
+                spent.add(
+                    self.config,
+                    request.model(),
+                    tokens.prompt_tokens,
+                    tokens.completion_tokens,
+                );
+            }
+        }
+        Ok(spent)
+    }
 }
 
 /// Checks the job-size and cost limits for the requests about to be submitted.
@@ -524,15 +555,25 @@ fn refuse_over_cost(
     cost: CostEstimate,
     guard: &CostGuard,
 ) -> Result<(), BatchError> {
-    if cost.usd > guard.max_cost_usd {
+    if cost.usd + guard.spent_usd > guard.max_cost_usd {
         return Err(BatchError::OverBudget {
             requests,
             cost,
+            spent: guard.spent_usd,
             limit: guard.max_cost_usd,
             limit_key: guard.cost_key,
         });
     }
     Ok(())
+}
+
+/// The refusal's words for what earlier rounds spent: nothing when they spent nothing.
+fn spent_note(spent: f64) -> String {
+    if spent > 0.0 {
+        format!(" plus ${spent:.2} this stage already spent in earlier rounds")
+    } else {
+        String::new()
+    }
 }
 
 /// A cost estimate: input tokens ≈ characters / 4, output tokens at most `max_tokens`.

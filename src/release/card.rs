@@ -381,6 +381,7 @@ fn how_built(card: &mut String, info: &ReleaseInfo, records: &[ReleaseRecord]) {
             group(dedup.against_template_example)
         );
     }
+    survival(card, info);
     let flags = FlagCounts::of(records);
     let _ = writeln!(
         card,
@@ -416,6 +417,36 @@ fn how_built(card: &mut String, info: &ReleaseInfo, records: &[ReleaseRecord]) {
          `{}` (saseval-gen {}); `manifest.json` holds every number above.\n",
         info.config_fingerprint, info.tool_version
     );
+}
+
+/// The loop's survival table: per round and category, what each stage let through.
+fn survival(card: &mut String, info: &ReleaseInfo) {
+    if info.survival.is_empty() {
+        return;
+    }
+    card.push_str(
+        "\nSurvival through the loop (each round authors for the categories still short, sized by \
+         their survival so far; items asked → passed the gate → keys repaired / flagged by repair → \
+         flagged by neither repair nor the audit → left after dedup → released):\n\n\
+         | Round | Category | Asked | Gate | Repaired | Repair-flagged | Audit passed | After dedup | Released |\n\
+         |---|---|---|---|---|---|---|---|---|\n",
+    );
+    for round in &info.survival {
+        for (category, s) in &round.categories {
+            let _ = writeln!(
+                card,
+                "| {} | `{category}` | {} | {} | {} | {} | {} | {} | {} |",
+                round.round,
+                s.asked,
+                s.gate,
+                s.repaired,
+                s.repair_flagged,
+                s.audit_passed,
+                s.after_dedup,
+                s.released
+            );
+        }
+    }
 }
 
 /// Step 3 when an audit ran: the panel, its rule and flags, and each panel model's accuracy on

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::record::Category;
 use crate::schema::{ReleaseRecord, TargetRow};
 use crate::usage::Usage;
-use crate::yields::RoundYield;
+use crate::yields::{RoundSurvival, RoundYield};
 
 /// Repair-stage numbers for one category.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -220,6 +220,8 @@ pub struct ReleaseInfo {
     pub usage: BTreeMap<String, Usage>,
     /// Valid items and reject codes per authoring round and category.
     pub author_yield: Vec<RoundYield>,
+    /// Per round of the loop and category, how many items each stage let through.
+    pub survival: Vec<RoundSurvival>,
     /// Non-empty only when the release was allowed to be short.
     pub shortfall: Vec<Shortfall>,
     /// Whether `_needs_review` items were kept (marked) instead of left out.

@@ -13,7 +13,7 @@ use super::ReleaseError;
 use crate::record::Category;
 use crate::schema::{json_number, ReleaseRecord, RowSource, TargetRow};
 use crate::usage::Usage;
-use crate::yields::RoundYield;
+use crate::yields::{RoundSurvival, RoundYield};
 
 #[derive(Serialize)]
 struct Manifest<'a> {
@@ -51,6 +51,7 @@ struct Manifest<'a> {
     dedup: &'a DedupNumbers,
     usage: &'a BTreeMap<String, Usage>,
     author_yield: &'a [RoundYield],
+    survival: &'a [RoundSurvival],
     target_actions: BTreeMap<Category, ManifestRow>,
 }
 
@@ -131,6 +132,7 @@ pub(super) fn render_manifest(
         dedup: &info.dedup,
         usage: &info.usage,
         author_yield: &info.author_yield,
+        survival: &info.survival,
         target_actions,
     };
     let mut text = serde_json::to_string_pretty(&manifest).map_err(ReleaseError::Manifest)?;

@@ -13,12 +13,13 @@ use super::info::{AuditNumbers, FlagOutcome, FlaggedItem, ReleaseInfo};
 use crate::record::Category;
 use crate::schema::ReleaseRecord;
 use crate::validate::{self, word_count, Rules};
-use crate::yields::RoundYield;
+use crate::yields::{RoundSurvival, RoundYield};
 
 /// The page's section headings, in page order (the audit section only once an audit ran).
 pub const COMPOSITION: &str = "Composition by category and domain";
 pub const LENGTHS: &str = "Prompt length by category";
 pub const YIELD: &str = "Authoring yield by round";
+pub const SURVIVAL: &str = "Survival through the loop";
 pub const REJECTS: &str = "Reject codes by category";
 pub const REPAIR: &str = "Numeric repair outcomes";
 pub const AUDIT: &str = "Audit panel pass rates";
@@ -49,6 +50,7 @@ pub fn render_report(
     composition(&mut page, info);
     lengths(&mut page, records);
     author_yield(&mut page, &info.author_yield);
+    survival(&mut page, &info.survival);
     rejects(&mut page, &info.rejects_by_category);
     repair(&mut page, info);
     if let Some(audit) = &info.audit {
@@ -134,6 +136,7 @@ fn header(
         ("composition", COMPOSITION),
         ("lengths", LENGTHS),
         ("yield", YIELD),
+        ("survival", SURVIVAL),
         ("rejects", REJECTS),
         ("repair", REPAIR),
     ];
@@ -597,6 +600,49 @@ fn author_yield(page: &mut String, rounds: &[RoundYield]) {
     page.push_str("</table></div>\n</section>\n");
 }
 
+/// Per round and category, how many items each stage let through.
+fn survival(page: &mut String, rounds: &[RoundSurvival]) {
+    section_start(
+        page,
+        "survival",
+        SURVIVAL,
+        "Each round of the loop, per category: the items asked for, those that passed the author \
+         gate, the keys repair replaced or flagged, the items neither repair nor the audit panel \
+         flagged, those left after dedup, and those released. A category still short after a \
+         round gets a top-up sized by its survival so far.",
+    );
+    if rounds.is_empty() {
+        page.push_str("<p>No round of the loop was recorded.</p>\n</section>\n");
+        return;
+    }
+    page.push_str(
+        "<div class=\"scroll\"><table>\n<tr><th>Round</th><th>Category</th><th>asked</th>\
+         <th>gate</th><th>repaired</th><th>repair flagged</th><th>audit passed</th>\
+         <th>after dedup</th><th>released</th><th>survival</th></tr>\n",
+    );
+    for round in rounds {
+        for (category, s) in &round.categories {
+            let _ = writeln!(
+                page,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+                 <td>{}</td><td>{}</td><td>{}</td></tr>",
+                round.round,
+                category.name(),
+                s.asked,
+                s.gate,
+                s.repaired,
+                s.repair_flagged,
+                s.audit_passed,
+                s.after_dedup,
+                s.released,
+                s.rate()
+                    .map_or("—".to_string(), |r| format!("{:.0}%", r * 100.0))
+            );
+        }
+    }
+    page.push_str("</table></div>\n</section>\n");
+}
+
 fn rejects(page: &mut String, by_category: &BTreeMap<Category, BTreeMap<String, usize>>) {
     section_start(
         page,
@@ -1040,7 +1086,16 @@ mod tests {
         let mut info = info(&records, 2);
         let page = report_for(&info, &records);
         assert!(page.contains("<title>SASEval v2 — release report</title>"));
-        for heading in [COMPOSITION, LENGTHS, YIELD, REJECTS, REPAIR, DEDUP, FLAGGED] {
+        for heading in [
+            COMPOSITION,
+            LENGTHS,
+            YIELD,
+            SURVIVAL,
+            REJECTS,
+            REPAIR,
+            DEDUP,
+            FLAGGED,
+        ] {
             assert!(page.contains(&format!("<h2>{heading}</h2>")), "{heading}");
         }
         assert!(
@@ -1163,6 +1218,7 @@ mod tests {
         let mut info = info(&records, 2);
         let category_yield = |requests, needed, valid, rejects: &[(&str, usize)]| CategoryYield {
             requests,
+            items_asked: requests * 2,
             needed,
             valid,
             rejects: rejects.iter().map(|(c, n)| (c.to_string(), *n)).collect(),

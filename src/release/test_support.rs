@@ -179,6 +179,7 @@ pub(crate) fn info(records: &[ReleaseRecord], per_category: usize) -> ReleaseInf
         .into_iter()
         .collect(),
         author_yield: Vec::new(),
+        survival: Vec::new(),
         shortfall: Vec::new(),
         keep_flagged: false,
         target_rows: all_rows(),

@@ -24,7 +24,7 @@ use crate::schema::ReleaseRecord;
 use crate::seeded;
 use crate::stages::repair::Summary;
 use crate::usage::Usage;
-use crate::yields::RoundYield;
+use crate::yields::{RoundSurvival, RoundYield, Survival};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -682,19 +682,84 @@ fn audit_numbers(
     }
 }
 
-pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<()> {
+/// What assemble would release from the out dir's candidates as they are: the entries chosen
+/// per category, what dedup and the flag policy dropped, and how many items of every round and
+/// category each stage let through. The loop reads it after every round; assemble writes it.
+pub struct Selection {
+    audit_summary: Option<audit::Summary>,
+    keep_flagged: bool,
+    scanned: Scanned,
+    file: SpanReader,
+    filtered: Filtered,
+    /// The chosen entries of each category, in release order.
+    chosen: Vec<(Category, Vec<u32>)>,
+    reject_counts: RejectCounts,
+    verdicts: Vec<RepairVerdict>,
+    shortfall: Vec<Shortfall>,
+    survival: Vec<RoundSurvival>,
+}
+
+impl Selection {
+    /// Per category, the items that passed every stage and dedup (before the trim).
+    pub fn survivors(&self) -> BTreeMap<Category, usize> {
+        let mut survivors: BTreeMap<Category, usize> =
+            Category::ALL.iter().map(|c| (*c, 0)).collect();
+        for &entry in &self.filtered.kept {
+            *survivors
+                .entry(self.scanned.entries[entry as usize].category)
+                .or_default() += 1;
+        }
+        survivors
+    }
+
+    /// How many items of every round and category each stage let through.
+    pub fn survival(&self) -> &[RoundSurvival] {
+        &self.survival
+    }
+
+    /// Why `category`'s candidates were dropped, most frequent first: its top reason and count.
+    pub fn top_loss(&self, category: Category) -> Option<(String, usize)> {
+        self.reject_counts
+            .of(category)
+            .into_iter()
+            .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+    }
+
+    /// A dropped candidate of `category` with `reason`, as its reject line would say it.
+    pub fn example_drop(&self, category: Category, reason: &str) -> Result<Option<Reject>> {
+        let Some(dropped) = self.filtered.dropped.iter().find(|d| {
+            d.reason == reason && self.scanned.entries[d.entry as usize].category == category
+        }) else {
+            return Ok(None);
+        };
+        let item: Candidate = self
+            .file
+            .read(self.scanned.entries[dropped.entry as usize].span)?;
+        Ok(Some(assemble_reject(
+            &item,
+            dropped.reason,
+            dropped.detail.clone(),
+            dropped.collided_with.clone(),
+        )))
+    }
+}
+
+/// Reads the candidates, dedups them against each other, the template examples and the
+/// `excludes` releases, applies the flag policy and trims each category, writing nothing.
+pub fn select(ctx: &Ctx<'_>, excludes: &[PathBuf], keep_flagged: bool) -> Result<Selection> {
     let config = ctx.config;
-    let keep_flagged = args.keep_flagged || config.assemble.keep_flagged;
     let (input_path, audit_summary) = input(ctx)?;
     let mut references = template_examples(&config.author.prompts_dir)?;
-    for path in &args.excludes {
+    for path in excludes {
         references.extend(read_reference(path)?);
     }
-    let rejects_path = ctx.out(REJECTS);
-    let mut rejects = crate::jsonl::Writer::create(&rejects_path)?;
     let mut reject_counts = RejectCounts::default();
+    let rejects_path = ctx.out(REJECTS);
     if rejects_path.exists() {
-        copy_author_rejects(&rejects_path, &mut rejects, &mut reject_counts)?;
+        for_each_author_reject(&rejects_path, |reject| {
+            reject_counts.count_author(reject);
+            Ok(())
+        })?;
     }
     let file = SpanReader::open(&input_path)?;
     let (scanned, sketches) = scan(&input_path, &references)?;
@@ -705,39 +770,158 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<()> {
             dropped.reason,
         );
     }
-
     let per_category = config.release.per_category;
-    let mut records = Vec::new();
-    let mut shortfall = Vec::new();
-    let mut counts = BTreeMap::new();
-    let mut domain_counts: BTreeMap<Category, BTreeMap<String, usize>> = BTreeMap::new();
-    let mut released_flagged: BTreeMap<String, String> = BTreeMap::new();
-    let mut released: Vec<(Category, String)> = Vec::new();
     let mut pool: BTreeMap<Category, Vec<u32>> = BTreeMap::new();
     for &entry in &filtered.kept {
         pool.entry(scanned.entries[entry as usize].category)
             .or_default()
             .push(entry);
     }
+    let mut chosen = Vec::new();
+    let mut shortfall = Vec::new();
     for category in Category::ALL {
-        let chosen = trim(
+        let picked = trim(
             config.release.seed,
             category,
             pool.remove(&category).unwrap_or_default(),
             |&entry| scanned.domain(&scanned.entries[entry as usize]),
             per_category,
         );
-        if chosen.len() < per_category {
+        if picked.len() < per_category {
             shortfall.push(Shortfall {
                 category,
-                have: chosen.len(),
+                have: picked.len(),
                 want: per_category,
                 reasons: reject_counts.of(category),
             });
         }
-        counts.insert(category, chosen.len());
+        chosen.push((category, picked));
+    }
+    let verdicts: Vec<RepairVerdict> = read_jsonl_or_empty(&ctx.out(REPAIR_REPORT))?;
+    let author: AuthorSummary = read_json_or_default(&ctx.out(AUTHOR_SUMMARY))?;
+    let survival = survival(&author, &scanned, &filtered, &chosen, &verdicts);
+    Ok(Selection {
+        audit_summary,
+        keep_flagged,
+        scanned,
+        file,
+        filtered,
+        chosen,
+        reject_counts,
+        verdicts,
+        shortfall,
+        survival,
+    })
+}
+
+/// Counts, per round and category, what each stage let through: asked and gate from the
+/// author's yields, the rest from the candidates' fates.
+fn survival(
+    author: &AuthorSummary,
+    scanned: &Scanned,
+    filtered: &Filtered,
+    chosen: &[(Category, Vec<u32>)],
+    verdicts: &[RepairVerdict],
+) -> Vec<RoundSurvival> {
+    let mut rounds: BTreeMap<u32, BTreeMap<Category, Survival>> = BTreeMap::new();
+    for y in &author.rounds {
+        for (category, counts) in &y.categories {
+            let s = rounds
+                .entry(y.round)
+                .or_default()
+                .entry(*category)
+                .or_default();
+            s.asked += counts.items_asked;
+            s.gate += counts.valid;
+        }
+    }
+    let entries = &scanned.entries;
+    let mut count = |entry: u32, field: fn(&mut Survival) -> &mut usize| {
+        let e = &entries[entry as usize];
+        *field(
+            rounds
+                .entry(e.round)
+                .or_default()
+                .entry(e.category)
+                .or_default(),
+        ) += 1;
+    };
+    for (entry, e) in entries.iter().enumerate() {
+        if !e.needs_review {
+            count(entry as u32, |s| &mut s.audit_passed);
+        }
+    }
+    for &entry in &filtered.kept {
+        count(entry, |s| &mut s.after_dedup);
+    }
+    for (_, picked) in chosen {
+        for &entry in picked {
+            count(entry, |s| &mut s.released);
+        }
+    }
+    let by_id: BTreeMap<&str, u32> = entries
+        .iter()
+        .enumerate()
+        .map(|(k, e)| (&*e.id, k as u32))
+        .collect();
+    for verdict in verdicts {
+        let Some(&entry) = by_id.get(verdict.item_id.as_str()) else {
+            continue;
+        };
+        match verdict.decision.as_str() {
+            "repaired" => count(entry, |s| &mut s.repaired),
+            "flagged" => count(entry, |s| &mut s.repair_flagged),
+            _ => {}
+        }
+    }
+    rounds
+        .into_iter()
+        .map(|(round, categories)| RoundSurvival { round, categories })
+        .collect()
+}
+
+pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<()> {
+    let keep_flagged = args.keep_flagged || ctx.config.assemble.keep_flagged;
+    let selection = select(ctx, &args.excludes, keep_flagged)?;
+    write(ctx, &args.excludes, selection, "")
+}
+
+/// Writes the release `selection` holds (or refuses a short one unless `allow_short`), with the
+/// reject lines of what it dropped; `stopped` says why the loop stopped authoring, if it did.
+pub fn write(
+    ctx: &Ctx<'_>,
+    excludes: &[PathBuf],
+    selection: Selection,
+    stopped: &str,
+) -> Result<()> {
+    let config = ctx.config;
+    let Selection {
+        audit_summary,
+        keep_flagged,
+        scanned,
+        file,
+        filtered,
+        chosen,
+        reject_counts,
+        verdicts,
+        shortfall,
+        survival,
+    } = selection;
+    let rejects_path = ctx.out(REJECTS);
+    let mut rejects = crate::jsonl::Writer::create(&rejects_path)?;
+    if rejects_path.exists() {
+        for_each_author_reject(&rejects_path, |reject| Ok(rejects.push(reject)?))?;
+    }
+    let per_category = config.release.per_category;
+    let mut records = Vec::new();
+    let mut counts = BTreeMap::new();
+    let mut domain_counts: BTreeMap<Category, BTreeMap<String, usize>> = BTreeMap::new();
+    let mut released_flagged: BTreeMap<String, String> = BTreeMap::new();
+    let mut released: Vec<(Category, String)> = Vec::new();
+    for (category, picked) in chosen {
+        counts.insert(category, picked.len());
         let row = config.category(category).target;
-        for entry in chosen {
+        for entry in picked {
             let item: Candidate = file.read(scanned.entries[entry as usize].span)?;
             *domain_counts
                 .entry(category)
@@ -763,18 +947,18 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<()> {
         .collect();
     let flagged = flagged_items(
         &scanned.flagged,
-        &read_jsonl_or_empty(&ctx.out(REPAIR_REPORT))?,
+        &verdicts,
         &audit_report,
         &dropped_reasons,
         &released_flagged,
     );
-    for dropped in filtered.dropped {
+    for dropped in &filtered.dropped {
         let item: Candidate = file.read(scanned.entries[dropped.entry as usize].span)?;
         rejects.push(&assemble_reject(
             &item,
             dropped.reason,
-            dropped.detail,
-            dropped.collided_with,
+            dropped.detail.clone(),
+            dropped.collided_with.clone(),
         ))?;
     }
     rejects.commit()?;
@@ -782,6 +966,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<()> {
         return Err(Error::ShortRelease {
             per_category,
             short: shortfall.iter().map(describe_shortfall).collect(),
+            stopped: stopped.to_string(),
         });
     }
     let repair: Summary = read_json_or_default(&ctx.out(REPAIR_SUMMARY))?;
@@ -831,13 +1016,14 @@ pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<()> {
         dedup: filtered.numbers,
         usage,
         author_yield: author.rounds.iter().map(RoundYield::counts_only).collect(),
+        survival,
         shortfall,
         keep_flagged,
         target_rows: Category::ALL
             .into_iter()
             .map(|c| (c, config.category(c).target))
             .collect(),
-        earlier: changes_since(config, &args.excludes, &records)?,
+        earlier: changes_since(config, excludes, &records)?,
     };
     let written = release::write_release(ctx.out_dir(), &records, &info)?;
     let mut lines = vec![format!(
@@ -933,16 +1119,11 @@ impl RejectCounts {
     }
 }
 
-/// Keeps the author stage's lines of `rejects.jsonl` (assemble rewrites its own) and counts them.
-fn copy_author_rejects(
-    path: &Path,
-    into: &mut crate::jsonl::Writer,
-    counts: &mut RejectCounts,
-) -> Result<()> {
+/// Calls `each` with the author stage's lines of `rejects.jsonl` (assemble rewrites its own).
+fn for_each_author_reject(path: &Path, mut each: impl FnMut(&Reject) -> Result<()>) -> Result<()> {
     crate::jsonl::for_each(path, |reject: Reject| {
         if reject.stage == "author" {
-            counts.count_author(&reject);
-            into.push(&reject)?;
+            each(&reject)?;
         }
         Ok(())
     })

@@ -7,7 +7,7 @@
 //! costs only the requests whose outcome is not cached yet.
 
 use super::{Ctx, StageEnd, AUDITED, AUDIT_REPORT, AUDIT_SUMMARY, REPAIRED};
-use crate::batch::{estimate_cost, CostEstimate, CostGuard, OutcomeOf, ReplyOutcome, Request};
+use crate::batch::{estimate_cost, CostEstimate, OutcomeOf, ReplyOutcome, Request};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::panel::{self, Flag, Leniency, PanelAnswer, Verdict};
@@ -390,7 +390,9 @@ fn warn_about_panel(ctx: &Ctx<'_>) {
     }
 }
 
-pub async fn run(ctx: &mut Ctx<'_>) -> Result<StageEnd> {
+/// Runs the panel over every repaired item as `job`: only items without cached answers (those
+/// of the loop's newest round) send requests.
+pub async fn run(ctx: &mut Ctx<'_>, job: &str) -> Result<StageEnd> {
     let config = ctx.config;
     if config.audit.models.is_empty() {
         ctx.printer
@@ -409,11 +411,10 @@ pub async fn run(ctx: &mut Ctx<'_>) -> Result<StageEnd> {
     let requests = requests(config, &template.template, &items);
     crate::batch::check_request_count(config, requests.len())?;
     let batch: Vec<Request> = requests.iter().map(|r| r.request.clone()).collect();
-    let guard = CostGuard {
-        max_cost_usd: config.audit.max_cost_usd,
-        cost_key: "audit.max_cost_usd",
-    };
-    let Some(outcomes) = ctx.run_job("audit", &batch, &guard).await? else {
+    let Some(outcomes) = ctx
+        .run_job(job, &batch, config.audit.max_cost_usd, "audit.max_cost_usd")
+        .await?
+    else {
         return Ok(StageEnd::Waiting);
     };
     let (report, summary) = apply(config, &mut items, &requests, &outcomes, input_sha256);

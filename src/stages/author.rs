@@ -2,10 +2,11 @@
 //! templates with a seeded domain rotation, runs them through the batch runner, parses and
 //! validates every item on its own, and tops up short categories in further rounds.
 
+use super::rounds::{Rounds, Slice};
 use super::{Ctx, StageEnd, AUTHORED, AUTHOR_SUMMARY, REJECTS};
 use crate::batch::{
-    check_planned, estimate_weighted, BatchError, CostGuard, OutcomeOf, ReplyOutcome, Request,
-    Usage,
+    check_planned, estimate_cost, estimate_weighted, BatchError, CostEstimate, CostGuard,
+    OutcomeOf, ReplyOutcome, Request, Usage,
 };
 use crate::config::{Config, Provider, ResponseFormat};
 use crate::dedup::{DupKind, ReferenceSet};
@@ -20,6 +21,9 @@ use crate::validate::{self, Patterns, Reason, Rejection, Rules};
 use crate::yields::{self, Example, RoundYield, Tally};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
+
+/// One round's authoring requests, by category.
+pub type Plan = BTreeMap<Category, Slice>;
 
 /// One authoring request and where it sits in the rotation.
 #[derive(Debug, Clone)]
@@ -167,18 +171,17 @@ pub fn merge_extra(body: &mut Value, extra: &toml::Table) {
     }
 }
 
-/// Plans `n` more requests for `category` in `round`, continuing its domain rotation.
-fn plan(
+/// The requests of `slice` of `category` in `round`, continuing its domain rotation.
+fn slice_requests(
     config: &Config,
     templates: &Templates,
     category: Category,
     round: u32,
-    first_index: usize,
-    n: usize,
+    slice: Slice,
 ) -> Vec<AuthorRequest> {
     let rotation = domain_rotation(config, category);
     let count = config.category(category).items_per_request;
-    (first_index..first_index + n)
+    (slice.first..slice.first + slice.requests)
         .map(|index| {
             let domain = rotation[index % rotation.len()].clone();
             let custom_id = format!("author/{category}/r{round}/{index:04}");
@@ -195,16 +198,48 @@ fn plan(
         .collect()
 }
 
-/// Round 0: enough requests per category to reach the target if every item were valid.
-pub fn plan_round0(config: &Config, templates: &Templates) -> Vec<AuthorRequest> {
+/// Round 0's plan: enough requests per category to reach the target if every item were valid.
+pub fn round0_plan(config: &Config) -> Plan {
     let target = target(config);
     Category::ALL
         .into_iter()
-        .flat_map(|category| {
-            let n = target.div_ceil(config.category(category).items_per_request);
-            plan(config, templates, category, 0, 0, n)
+        .map(|category| {
+            let requests = target.div_ceil(config.category(category).items_per_request);
+            (category, Slice { first: 0, requests })
         })
         .collect()
+}
+
+/// The requests of every round in `plans` (round k is `plans[k]`), round by round.
+pub fn requests_of(config: &Config, templates: &Templates, plans: &[&Plan]) -> Vec<AuthorRequest> {
+    let mut requests = Vec::new();
+    for (round, plan) in plans.iter().enumerate() {
+        for (category, slice) in plan.iter() {
+            requests.extend(slice_requests(
+                config,
+                templates,
+                *category,
+                round as u32,
+                *slice,
+            ));
+        }
+    }
+    requests
+}
+
+/// Round 0's requests.
+pub fn plan_round0(config: &Config, templates: &Templates) -> Vec<AuthorRequest> {
+    requests_of(config, templates, &[&round0_plan(config)])
+}
+
+/// Where `category`'s next request starts in its domain rotation after the rounds of `plans`.
+pub fn next_first(plans: &[&Plan], category: Category) -> usize {
+    plans
+        .iter()
+        .filter_map(|plan| plan.get(&category))
+        .map(|slice| slice.first + slice.requests)
+        .max()
+        .unwrap_or(0)
 }
 
 /// Round 0 from counts alone: per category and domain, one request standing for the round-0
@@ -227,36 +262,57 @@ fn round0_samples(config: &Config, templates: &Templates) -> Vec<(Category, Requ
     samples
 }
 
-/// A top-up round for the categories still short of the target, sized by the yield so far.
-fn plan_topup(
-    config: &Config,
+/// The worst-case cost of one authoring request of `category` (its first domain's).
+pub fn request_cost(config: &Config, templates: &Templates, category: Category) -> CostEstimate {
+    let sample = slice_requests(
+        config,
+        templates,
+        category,
+        0,
+        Slice {
+            first: 0,
+            requests: 1,
+        },
+    );
+    estimate_cost(config, sample.iter().map(|r| &r.request))
+}
+
+/// The guard of the author stage, with what `earlier` requests already cost counted against it.
+fn guard(ctx: &Ctx<'_>, earlier: &[&Request]) -> Result<CostGuard> {
+    let spent = ctx.runner.spent(earlier.iter().copied())?;
+    Ok(CostGuard::new(
+        ctx.config.author.max_cost_usd,
+        "author.max_cost_usd",
+        spent.usd,
+    ))
+}
+
+/// Refuses round 0 from its counts when it is over a limit, before it is built.
+pub fn check_round0(config: &Config, templates: &Templates) -> Result<()> {
+    let samples: Vec<(Request, usize)> = round0_samples(config, templates)
+        .into_iter()
+        .map(|(_, r, n)| (r, n))
+        .collect();
+    let guard = CostGuard::new(config.author.max_cost_usd, "author.max_cost_usd", 0.0);
+    check_planned(config, &samples, &guard)?;
+    Ok(())
+}
+
+/// Refuses the requests of round `round` of `plans` when what the stage spent in the rounds
+/// before plus their worst case is over `author.max_cost_usd`.
+pub fn check_round(
+    ctx: &Ctx<'_>,
     templates: &Templates,
-    round: u32,
-    done: &[AuthorRequest],
-    derived: &Derived,
-) -> Vec<AuthorRequest> {
-    let target = target(config);
-    let valid = &derived.valid;
-    let mut requests = Vec::new();
-    for category in Category::ALL {
-        let have = valid.get(&category).copied().unwrap_or(0);
-        if have >= target {
-            continue;
-        }
-        let asked: usize = done
-            .iter()
-            .filter(|r| r.category == category)
-            .map(|r| r.count)
-            .sum();
-        let sent = done.iter().filter(|r| r.category == category).count();
-        let ipr = config.category(category).items_per_request;
-        let yield_rate = (have as f64 / asked.max(1) as f64).clamp(0.1, 1.0);
-        let round0 = target.div_ceil(ipr);
-        let n = (((target - have) as f64 / yield_rate / ipr as f64).ceil() as usize)
-            .clamp(1, round0.max(1));
-        requests.extend(plan(config, templates, category, round, sent, n));
-    }
-    requests
+    plans: &[&Plan],
+    round: usize,
+) -> Result<()> {
+    let all = requests_of(ctx.config, templates, &plans[..=round]);
+    let (earlier, this): (Vec<&AuthorRequest>, Vec<&AuthorRequest>) =
+        all.iter().partition(|r| (r.round as usize) < round);
+    let earlier: Vec<&Request> = earlier.iter().map(|r| &r.request).collect();
+    let this: Vec<&Request> = this.iter().map(|r| &r.request).collect();
+    crate::batch::check_guard(ctx.config, &this, &guard(ctx, &earlier)?)?;
+    Ok(())
 }
 
 /// Requests parsed and validated together on the worker threads before their results are
@@ -302,7 +358,7 @@ pub fn derive(
         |chunk: &&[&AuthorRequest]| parse(chunk),
         |chunk, parsed| {
             for (r, parsed) in chunk.iter().zip(parsed) {
-                deriver.tally.request(r.round, r.category);
+                deriver.tally.request(r.round, r.category, r.count);
                 if let Some(parsed) = parsed? {
                     deriver.apply(r, parsed)?;
                 }
@@ -556,57 +612,63 @@ fn median(values: &[usize]) -> Option<f64> {
     })
 }
 
-/// Runs the stage: round 0, then top-ups until every category reaches its target or
-/// `author.max_rounds` is spent. Writes authored.jsonl and rejects.jsonl after every round.
-pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates) -> Result<StageEnd> {
-    let config = ctx.config;
-    let guard = CostGuard {
-        max_cost_usd: config.author.max_cost_usd,
-        cost_key: "author.max_cost_usd",
-    };
-    let samples: Vec<(Request, usize)> = round0_samples(config, templates)
-        .into_iter()
-        .map(|(_, r, n)| (r, n))
-        .collect();
-    check_planned(config, &samples, &guard)?;
-    let examples = TemplateExamples::of(templates, config.assemble.near_dup_threshold)?;
-    let mut all: Vec<AuthorRequest> = Vec::new();
-    let mut round_requests = plan_round0(config, templates);
-    let mut derived;
-    let mut round = 0;
-    loop {
-        let requests: Vec<Request> = round_requests.iter().map(|r| r.request.clone()).collect();
-        let result = ctx
-            .runner
-            .run(&format!("author-r{round}"), &requests, &guard)
-            .await?;
-        all.append(&mut round_requests);
-        derived = write_outputs(ctx, &examples, &all)?;
-        if result.waiting == 0 {
-            report_round(ctx, &derived, round);
-        }
-        if result.waiting > 0 {
-            ctx.printer.note(format!(
-                "author: round {round} waits for {} request(s); re-run `saseval-gen author` to continue",
-                result.waiting
-            ));
-            return Ok(StageEnd::Waiting);
-        }
-        round += 1;
-        if round >= config.author.max_rounds {
-            break;
-        }
-        round_requests = plan_topup(config, templates, round, &all, &derived);
-        if round_requests.is_empty() {
-            break;
-        }
+/// Runs round `round` of `plans` (its job is `author-r<round>`), then derives authored.jsonl
+/// and rejects.jsonl from every round up to it. `None` while some of its requests still wait.
+pub async fn run_round(
+    ctx: &mut Ctx<'_>,
+    templates: &Templates,
+    examples: &TemplateExamples,
+    plans: &[&Plan],
+    round: usize,
+) -> Result<Option<Derived>> {
+    let all = requests_of(ctx.config, templates, &plans[..=round]);
+    let (earlier, this): (Vec<&AuthorRequest>, Vec<&AuthorRequest>) =
+        all.iter().partition(|r| (r.round as usize) < round);
+    let earlier: Vec<&Request> = earlier.iter().map(|r| &r.request).collect();
+    let guard = guard(ctx, &earlier)?;
+    let this: Vec<Request> = this.iter().map(|r| r.request.clone()).collect();
+    let result = ctx
+        .runner
+        .run(&format!("author-r{round}"), &this, &guard)
+        .await?;
+    let derived = write_outputs(ctx, examples, &all)?;
+    if result.waiting > 0 {
         ctx.printer.note(format!(
-            "author: top-up round {round}: {} request(s) for the categories short of {} valid items",
-            round_requests.len(),
-            target(config)
+            "author: round {round} waits for {} request(s); re-run the same command to continue",
+            result.waiting
         ));
+        return Ok(None);
     }
-    summarize(ctx, &derived);
+    report_round(ctx, &derived, round as u32);
+    Ok(Some(derived))
+}
+
+/// The `author` command: the rounds the loop has planned in this out dir (round 0 on a fresh
+/// one, which it records). Topping up short categories is the loop's work (`run`), which
+/// sizes each round by what survived the later stages.
+pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates) -> Result<StageEnd> {
+    let mut rounds = Rounds::load(ctx.out_dir())?;
+    if rounds.rounds.is_empty() {
+        check_round0(ctx.config, templates)?;
+        rounds.rounds.push(super::rounds::Round {
+            round: 0,
+            plan: round0_plan(ctx.config),
+            evaluation: None,
+        });
+        rounds.save(ctx.out_dir())?;
+    }
+    let examples = TemplateExamples::of(templates, ctx.config.assemble.near_dup_threshold)?;
+    let plans = rounds.plans();
+    let mut derived = None;
+    for round in 0..plans.len() {
+        match run_round(ctx, templates, &examples, &plans, round).await? {
+            Some(d) => derived = Some(d),
+            None => return Ok(StageEnd::Waiting),
+        }
+    }
+    if let Some(derived) = derived {
+        summarize(ctx, &derived);
+    }
     Ok(StageEnd::Done)
 }
 
@@ -705,10 +767,7 @@ pub fn dry_run(config: &Config, templates: &Templates) -> Result<String, BatchEr
         config.api.batch_discount * 100.0,
         config.author.max_cost_usd
     ));
-    let guard = CostGuard {
-        max_cost_usd: config.author.max_cost_usd,
-        cost_key: "author.max_cost_usd",
-    };
+    let guard = CostGuard::new(config.author.max_cost_usd, "author.max_cost_usd", 0.0);
     let weighted: Vec<(Request, usize)> = samples.into_iter().map(|(_, r, n)| (r, n)).collect();
     if let Err(refusal) = check_planned(config, &weighted, &guard) {
         lines.push(format!("  a run would stop here: {refusal}"));

@@ -4,8 +4,10 @@
 pub mod assemble;
 pub mod audit;
 pub mod author;
+pub mod fill;
 pub mod plan;
 pub mod repair;
+pub mod rounds;
 
 use crate::batch::{CostGuard, ReplyOutcome, Request, Runner};
 use crate::config::Config;
@@ -41,18 +43,22 @@ pub struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    /// Runs the `stage` job of `requests`: `None` when some still wait (the printed note says to
-    /// re-run the stage), else the outcome of every request that has one, by custom_id.
+    /// Runs `requests` as `job`: `None` when some still wait (the printed note says to re-run),
+    /// else the outcome of every request that has one, by custom_id. The stage's limit counts
+    /// what its requests answered earlier (in earlier rounds of the loop) already cost.
     pub async fn run_job(
         &mut self,
-        stage: &str,
+        job: &str,
         requests: &[Request],
-        guard: &CostGuard,
+        max_cost_usd: f64,
+        cost_key: &'static str,
     ) -> Result<Option<BTreeMap<String, ReplyOutcome>>> {
-        let result = self.runner.run(stage, requests, guard).await?;
+        let spent = self.runner.spent(requests)?;
+        let guard = CostGuard::new(max_cost_usd, cost_key, spent.usd);
+        let result = self.runner.run(job, requests, &guard).await?;
         if result.waiting > 0 {
             self.printer.note(format!(
-                "{stage}: waits for {} request(s); re-run `saseval-gen {stage}` to continue",
+                "{job}: waits for {} request(s); re-run the same command to continue",
                 result.waiting
             ));
             return Ok(None);

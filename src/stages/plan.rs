@@ -126,6 +126,17 @@ fn basis(config: &Config) -> String {
     )
 }
 
+impl Plan {
+    /// The worst-case cost of one item of `category` in this stage (0 for a category it skips).
+    pub fn per_item_usd(&self, config: &Config, category: Category) -> f64 {
+        let items = super::author::target(config).max(1) as f64;
+        self.rows
+            .iter()
+            .find(|row| row.category == category)
+            .map_or(0.0, |row| row.estimate.usd / items)
+    }
+}
+
 /// The dry runs' cost table header; `cached` adds the column of requests already answered.
 pub fn table_header(cached: bool) -> String {
     let cached = if cached {

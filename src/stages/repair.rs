@@ -3,7 +3,7 @@
 //! that all verifiers contradict are replaced, and ill-posed or unverifiable items are flagged.
 
 use super::{Ctx, StageEnd, AUTHORED, REPAIRED, REPAIR_REPORT, REPAIR_SUMMARY};
-use crate::batch::{CostGuard, OutcomeOf, ReplyOutcome, Request, Usage};
+use crate::batch::{OutcomeOf, ReplyOutcome, Request, Usage};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::expr;
@@ -349,7 +349,9 @@ fn apply(
     Some(line)
 }
 
-pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates) -> Result<StageEnd> {
+/// Runs the stage over every authored item as `job`: only items without cached re-solves
+/// (those of the loop's newest round) send requests.
+pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates, job: &str) -> Result<StageEnd> {
     let config = ctx.config;
     let authored_path = ctx.out(AUTHORED);
     if !authored_path.exists() {
@@ -371,11 +373,15 @@ pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates) -> Result<StageEnd> {
         Ok::<_, Error>(())
     })?;
     crate::batch::check_request_count(config, requests.len())?;
-    let guard = CostGuard {
-        max_cost_usd: config.repair.max_cost_usd,
-        cost_key: "repair.max_cost_usd",
-    };
-    let Some(outcomes) = ctx.run_job("repair", &requests, &guard).await? else {
+    let Some(outcomes) = ctx
+        .run_job(
+            job,
+            &requests,
+            config.repair.max_cost_usd,
+            "repair.max_cost_usd",
+        )
+        .await?
+    else {
         return Ok(StageEnd::Waiting);
     };
     drop(requests);

@@ -39,7 +39,7 @@ fn planted_defects_land_in_rejects_with_their_reason() {
     });
     let fake = FakeApi::start(responder);
     let world = World::new(&fake);
-    world.run(&["author"]).success();
+    world.run(&["run"]).success();
     let rejects = world.read_jsonl("rejects.jsonl");
     let planted = planted.lock().expect("lock").clone();
     assert!(
@@ -65,11 +65,12 @@ fn planted_defects_land_in_rejects_with_their_reason() {
             "{custom_id}: {code}"
         );
     }
-    let authored = world.read_jsonl("authored.jsonl");
+    let released = world.read_jsonl("saseval_v2_prompts.jsonl");
     assert!(
-        count_by_category(&authored).values().all(|n| *n >= 4),
-        "top-ups refill what the defects cost"
+        count_by_category(&released).values().all(|n| *n == 4),
+        "the loop refills what the defects cost"
     );
+    let authored = world.read_jsonl("authored.jsonl");
     let planted_ids: Vec<&str> = planted.iter().map(|(id, _)| id.as_str()).collect();
     assert!(authored
         .iter()
@@ -105,8 +106,11 @@ fn items_copying_their_templates_example_are_rejected_and_a_top_up_replaces_them
         FakeReply::Content(items.to_string())
     });
     let fake = FakeApi::start(responder);
-    let world = World::new(&fake).set(&format!("author.prompts_dir={}", prompts.path().display()));
-    world.run(&["author"]).success();
+    // Round 0 asks for 10 simple_factual items; the copies leave 5, short of 6.
+    let world = World::new(&fake)
+        .set(&format!("author.prompts_dir={}", prompts.path().display()))
+        .set("release.per_category=6");
+    world.run(&["run"]).success();
 
     let rejects = world.read_jsonl("rejects.jsonl");
     for (item_id, detail) in [
@@ -137,7 +141,8 @@ fn items_copying_their_templates_example_are_rejected_and_a_top_up_replaces_them
             .is_some_and(|id| id.starts_with("simple_factual.r1."))),
         "a top-up round replaces the copies"
     );
-    assert!(count_by_category(&authored)["simple_factual"] >= 6);
+    let released = world.read_jsonl("saseval_v2_prompts.jsonl");
+    assert_eq!(count_by_category(&released)["simple_factual"], 6);
 }
 
 #[test]

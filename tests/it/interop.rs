@@ -344,7 +344,7 @@ fn after_a_partial_import_only_what_still_waits_is_counted() {
         run.stderr
     );
     assert_eq!(
-        count_before(&run.stderr, "request(s); re-run `saseval-gen author`"),
+        count_before(&run.stderr, "request(s); re-run the same command"),
         waiting
     );
     run.stderr_has(&format!("# {waiting} of its {total} request(s) still wait"));

@@ -15,6 +15,7 @@ mod author;
 mod cli_text;
 mod config;
 mod diff;
+mod fill;
 mod interop;
 mod local;
 mod readers;

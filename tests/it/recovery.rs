@@ -6,8 +6,33 @@
 use saseval_testkit::fake_api::{FakeApi, Fault, ListStyle, LostReply, Route};
 
 use crate::bar::Bar;
-use crate::responders::{good_responder, repair_responder};
-use crate::world::{all_files, count_by_category, release_bytes, World};
+use crate::responders::{good_responder, losing, repair_responder};
+use crate::world::{all_files, assert_same_release, count_by_category, release_bytes, World};
+
+/// A run that needs two rounds of the loop: the repair fixtures' planted keys and misbehaving
+/// verifier, items lost after the gate, and round 0 sized for no loss at all.
+fn two_round_run(fake: &FakeApi) -> World {
+    World::new(fake)
+        .set("repair.models=[\"v-a\", \"v-b\"]")
+        .set("author.oversample=1.0")
+}
+
+fn two_round_responder() -> saseval_testkit::fake_api::Responder {
+    losing(repair_responder())
+}
+
+/// Asserts that the clean run's batches held lines of a second round of the loop.
+fn assert_two_rounds(fake: &FakeApi) {
+    let lines = fake.counters().lines_in_batches;
+    for stage in ["author/", "audit/"] {
+        assert!(
+            lines
+                .keys()
+                .any(|id| id.starts_with(stage) && (id.contains("/r1/") || id.contains(".r1."))),
+            "the clean run has a second round of {stage} lines"
+        );
+    }
+}
 
 #[test]
 fn a_crash_after_any_journal_step_resumes_without_sending_a_line_twice() {
@@ -75,12 +100,14 @@ fn list_paging_in_openai_style_finds_a_batch_after_a_crash() {
 }
 
 #[test]
-fn a_run_crashed_in_author_or_repair_ends_byte_identical_to_an_uninterrupted_one() {
-    let fake = FakeApi::start(repair_responder());
-    let clean = World::new(&fake).set("repair.models=[\"v-a\", \"v-b\"]");
+fn a_run_crashed_in_any_stage_of_either_round_ends_byte_identical_to_an_uninterrupted_one() {
+    let fake = FakeApi::start(two_round_responder());
+    let clean = two_round_run(&fake);
     clean.run(&["run"]).success();
+    assert_two_rounds(&fake);
     let expected = release_bytes(&clean);
-    // The author job's batch is the first one created, the repair job's the second.
+    // Batches are created in the loop's order: round 0's author, repair and audit jobs are the
+    // first three, round 1's the next three.
     for step in [
         "uploaded:1",
         "created-unjournaled:1",
@@ -89,22 +116,22 @@ fn a_run_crashed_in_author_or_repair_ends_byte_identical_to_an_uninterrupted_one
         "created-unjournaled:2",
         "downloaded:2",
         "collected:2",
+        "collected:3",
+        "uploaded:4",
+        "created-unjournaled:4",
+        "downloaded:4",
+        "collected:4",
+        "created:5",
+        "finished:6",
+        "collected:6",
     ] {
-        let fake = FakeApi::start(repair_responder());
-        let world = World::new(&fake).set("repair.models=[\"v-a\", \"v-b\"]");
+        let fake = FakeApi::start(two_round_responder());
+        let world = two_round_run(&fake);
         let crashed = world.run_env(&["run"], &[("SASEVAL_CRASH_AFTER", step)]);
         assert_ne!(crashed.code, Some(0), "{step}: the hook did not fire");
         let lines_before = fake.counters().lines_in_batches;
         world.run(&["run"]).success();
-        let got = release_bytes(&world);
-        let differing: Vec<&String> = expected
-            .keys()
-            .filter(|name| got.get(*name) != expected.get(*name))
-            .collect();
-        assert!(
-            differing.is_empty(),
-            "{step}: these release files differ from an uninterrupted run: {differing:?}"
-        );
+        assert_same_release(&expected, &release_bytes(&world), step);
         let lines_after = fake.counters().lines_in_batches;
         let resent: Vec<_> = lines_after
             .iter()
@@ -119,10 +146,11 @@ fn a_run_crashed_in_author_or_repair_ends_byte_identical_to_an_uninterrupted_one
 }
 
 #[test]
-fn a_crash_after_any_http_reply_of_a_run_ends_like_a_clean_run() {
-    let fake = FakeApi::start(repair_responder());
-    let clean = World::new(&fake).set("repair.models=[\"v-a\", \"v-b\"]");
+fn a_crash_after_any_http_reply_of_a_two_round_run_ends_like_a_clean_run() {
+    let fake = FakeApi::start(two_round_responder());
+    let clean = two_round_run(&fake);
     clean.run(&["run"]).success();
+    assert_two_rounds(&fake);
     let expected = release_bytes(&clean);
     let expected_counters = fake.counters();
     assert!(
@@ -134,8 +162,8 @@ fn a_crash_after_any_http_reply_of_a_run_ends_like_a_clean_run() {
     );
     let calls = expected_counters.calls.len();
     for nth in 1..=calls {
-        let fake = FakeApi::start(repair_responder());
-        let world = World::new(&fake).set("repair.models=[\"v-a\", \"v-b\"]");
+        let fake = FakeApi::start(two_round_responder());
+        let world = two_round_run(&fake);
         let step = format!("http-reply:{nth}");
         let bar = Bar::before(&world);
         let crashed = world.run_env(&["run"], &[("SASEVAL_CRASH_AFTER", step.as_str())]);
@@ -157,11 +185,7 @@ fn a_crash_after_any_http_reply_of_a_run_ends_like_a_clean_run() {
             (expected_counters.uploads, expected_counters.batches_created),
             "call {nth}: uploads or batches differ from a clean run"
         );
-        assert_eq!(
-            release_bytes(&world),
-            expected,
-            "call {nth}: the release differs from a clean run"
-        );
+        assert_same_release(&expected, &release_bytes(&world), &format!("call {nth}"));
     }
 }
 
@@ -197,19 +221,20 @@ fn a_lost_reply_to_an_upload_or_a_create_is_looked_up_before_any_retry() {
 }
 
 #[test]
-fn a_lost_reply_at_any_http_call_of_a_run_ends_like_a_clean_run() {
-    let fake = FakeApi::start(repair_responder());
-    let clean = World::new(&fake).set("repair.models=[\"v-a\", \"v-b\"]");
+fn a_lost_reply_at_any_http_call_of_a_two_round_run_ends_like_a_clean_run() {
+    let fake = FakeApi::start(two_round_responder());
+    let clean = two_round_run(&fake);
     clean.run(&["run"]).success();
+    assert_two_rounds(&fake);
     let expected = release_bytes(&clean);
     let expected_counters = fake.counters();
     let calls = expected_counters.calls.len();
     assert!(calls >= 10, "a run makes its calls: {calls}");
     for nth in 1..=calls {
         for how in LostReply::ALL {
-            let fake = FakeApi::start(repair_responder());
+            let fake = FakeApi::start(two_round_responder());
             fake.push_fault(Fault::LoseReply { nth, how });
-            let world = World::new(&fake).set("repair.models=[\"v-a\", \"v-b\"]");
+            let world = two_round_run(&fake);
             let bar = Bar::before(&world);
             let run = bar.ran(world.run_within(&["run"], &[], 120));
             bar.after();
@@ -230,10 +255,10 @@ fn a_lost_reply_at_any_http_call_of_a_run_ends_like_a_clean_run() {
                 (expected_counters.uploads, expected_counters.batches_created),
                 "call {nth} {how:?}: uploads or batches differ from a clean run"
             );
-            assert_eq!(
-                release_bytes(&world),
-                expected,
-                "call {nth} {how:?}: the release differs from a clean run"
+            assert_same_release(
+                &expected,
+                &release_bytes(&world),
+                &format!("call {nth} {how:?}"),
             );
             bar.nothing_lost(&fake);
         }

@@ -123,3 +123,77 @@ pub(crate) fn responder_with_one_failure() -> Responder {
         inner(custom_id, body)
     })
 }
+
+/// A stable number in 0..100 for `text` (FNV-1a), so that a responder's losses are the same
+/// on every run and after every resume.
+pub(crate) fn percentile(text: &str) -> u64 {
+    let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    hash % 100
+}
+
+/// Categories whose items the lossy panel misses now and then, and where near-copies appear.
+const PANEL_MISSES: [&str; 4] = [
+    "technical_code",
+    "long_document_qa",
+    "conversational",
+    "memory_update",
+];
+const NEAR_COPIES: [&str; 2] = ["long_document_qa", "memory_update"];
+
+/// A model and a panel that lose realistic shares of items after the author gate, as a real
+/// run does: in two categories every third reply ends with a near-copy of its first item (dedup
+/// drops it); the panel misses the key of about one item in five in four categories (the audit
+/// flags it); and verifier `v-b` is off on about one numeric item in eight (repair flags it).
+/// Everything else is `good_responder`'s.
+pub(crate) fn lossy_responder() -> Responder {
+    losing(good_responder())
+}
+
+/// `inner`, losing items after the gate as `lossy_responder` does.
+pub(crate) fn losing(inner: Responder) -> Responder {
+    Arc::new(move |custom_id: &str, body: &Value| {
+        if let Some(rest) = custom_id.strip_prefix("audit/") {
+            let item = rest.split('/').next().unwrap_or("");
+            let category = item.split('.').next().unwrap_or("");
+            if PANEL_MISSES.contains(&category) && percentile(item) < 20 {
+                return FakeReply::Content("I am not sure; it depends on the setup.".into());
+            }
+        }
+        if let Some(rest) = custom_id.strip_prefix("repair/") {
+            if rest.ends_with("/v-b") && percentile(rest) < 12 {
+                let style = VerifierStyle::WrongBy(3.0);
+                return FakeReply::Content(replies::verifier_reply(verified_prompt(body), style));
+            }
+        }
+        let reply = inner(custom_id, body);
+        match (author_slot(custom_id), reply) {
+            (Some((category, _, index)), FakeReply::Content(content))
+                if NEAR_COPIES.contains(&category) && index % 3 == 1 =>
+            {
+                FakeReply::Content(with_near_copy(&content))
+            }
+            (_, reply) => reply,
+        }
+    })
+}
+
+/// An authoring reply whose last item is replaced by a near-copy of its first (one word changed).
+fn with_near_copy(content: &str) -> String {
+    let mut reply = items_of(content);
+    let Some(items) = reply["items"].as_array_mut() else {
+        return content.to_string();
+    };
+    if items.len() < 2 {
+        return content.to_string();
+    }
+    let mut copy = items[0].clone();
+    if let Some(prompt) = copy["prompt"].as_str() {
+        copy["prompt"] = Value::String(prompt.replacen(" the ", " this ", 1));
+    }
+    if let Some(last) = items.last_mut() {
+        *last = copy;
+    }
+    reply.to_string()
+}

@@ -285,3 +285,33 @@ pub(crate) fn release_bytes(world: &World) -> BTreeMap<String, Vec<u8>> {
     })
     .collect()
 }
+
+/// Asserts that two releases are byte-identical, naming the files that differ and the first
+/// line where each differs.
+pub(crate) fn assert_same_release(
+    expected: &BTreeMap<String, Vec<u8>>,
+    got: &BTreeMap<String, Vec<u8>>,
+    what: &str,
+) {
+    let differing: Vec<String> = expected
+        .iter()
+        .filter(|(name, bytes)| got.get(*name) != Some(*bytes))
+        .map(|(name, bytes)| {
+            let theirs = String::from_utf8_lossy(bytes);
+            let ours = String::from_utf8_lossy(got.get(name).map_or(&[][..], Vec::as_slice));
+            let first = theirs
+                .lines()
+                .zip(ours.lines())
+                .find(|(a, b)| a != b)
+                .map_or_else(String::new, |(a, b)| {
+                    format!("\n  clean: {a}\n  this:  {b}")
+                });
+            format!("{name}{first}")
+        })
+        .collect();
+    assert!(
+        differing.is_empty(),
+        "{what}: these release files differ from an uninterrupted run:\n{}",
+        differing.join("\n")
+    );
+}

@@ -1,0 +1,420 @@
+//! `run` as a closed loop whose target is the release, not the author gate. Each round authors,
+//! repairs, audits and deduplicates; then it counts per category what assemble would release,
+//! and the categories still short get a top-up round sized by the survival measured so far.
+//! The loop stops when the release is full, when `author.max_rounds` rounds are done, or when
+//! every short category's survival stayed near zero; the cost guards hold for all rounds
+//! together. Every decision is derived from cached replies and `state/loop.json`, so a resumed
+//! run takes the same rounds and ends in the same bytes.
+
+use super::assemble::{self, Selection};
+use super::author::{self, Plan, TemplateExamples};
+use super::rounds::{Evaluation, Round, Rounds, Slice, Standing};
+use super::{audit, repair, Ctx, StageEnd, REJECTS};
+use crate::cli::AssembleArgs;
+use crate::config::Config;
+use crate::error::Result;
+use crate::record::{excerpt, Category, Reject};
+use crate::templates::Templates;
+use crate::yields::{RoundSurvival, Survival};
+use std::collections::BTreeMap;
+
+/// A round whose items survive at less than this share counts as near zero; a category with
+/// two such rounds in a row gets no more rounds.
+pub const NEAR_ZERO: f64 = 0.05;
+
+/// A category uses its own survival rate once it has asked for this many items; before that,
+/// the whole run's rate.
+pub const OWN_RATE_MIN_ITEMS: usize = 10;
+
+/// The lowest rate a top-up is sized by, so that a poor round cannot ask for an unbounded one.
+pub const RATE_FLOOR: f64 = 0.1;
+
+/// The job name of `stage` in loop round `round`: round 0 keeps the stage's own name.
+fn job(stage: &str, round: usize) -> String {
+    match round {
+        0 => stage.to_string(),
+        _ => format!("{stage}-r{round}"),
+    }
+}
+
+/// Runs the loop, then writes the release (or refuses a short one unless `allow_short`).
+pub async fn run(
+    ctx: &mut Ctx<'_>,
+    templates: &Templates,
+    args: &AssembleArgs,
+) -> Result<StageEnd> {
+    let config = ctx.config;
+    let keep_flagged = args.keep_flagged || config.assemble.keep_flagged;
+    let examples = TemplateExamples::of(templates, config.assemble.near_dup_threshold)?;
+    let mut rounds = Rounds::load(ctx.out_dir())?;
+    if rounds.rounds.is_empty() {
+        author::check_round0(config, templates)?;
+        rounds.rounds.push(Round {
+            round: 0,
+            plan: author::round0_plan(config),
+            evaluation: None,
+        });
+        rounds.save(ctx.out_dir())?;
+    }
+    let mut round = 0;
+    loop {
+        let plans: Vec<Plan> = rounds.rounds.iter().map(|r| r.plan.clone()).collect();
+        let plan_refs: Vec<&Plan> = plans.iter().collect();
+        if author::run_round(ctx, templates, &examples, &plan_refs, round)
+            .await?
+            .is_none()
+        {
+            return Ok(StageEnd::Waiting);
+        }
+        if repair::run(ctx, templates, &job("repair", round)).await? == StageEnd::Waiting {
+            return Ok(StageEnd::Waiting);
+        }
+        if audit::run(ctx, &job("audit", round)).await? == StageEnd::Waiting {
+            return Ok(StageEnd::Waiting);
+        }
+        let selection = assemble::select(ctx, &args.excludes, keep_flagged)?;
+        let next = next_round(config, &plan_refs, round, &selection);
+        rounds.rounds[round].evaluation = Some(next.evaluation.clone());
+        ctx.printer
+            .out(render_round(config, round, &selection, &next));
+        for category in &next.stopped {
+            ctx.printer.out(stop_hint(ctx, &selection, *category)?);
+        }
+        let stop = match next.decision {
+            Decision::Full => None,
+            Decision::Stop(why) => Some(why),
+            Decision::Plan(_) if round + 1 >= config.author.max_rounds as usize => Some(format!(
+                "The loop stopped after author.max_rounds = {} round(s).",
+                config.author.max_rounds
+            )),
+            Decision::Plan(plan) => {
+                if rounds.rounds.len() == round + 1 {
+                    rounds.rounds.push(Round {
+                        round: round as u32 + 1,
+                        plan,
+                        evaluation: None,
+                    });
+                    let plans: Vec<&Plan> = rounds.rounds.iter().map(|r| &r.plan).collect();
+                    author::check_round(ctx, templates, &plans, round + 1)?;
+                }
+                rounds.save(ctx.out_dir())?;
+                round += 1;
+                continue;
+            }
+        };
+        rounds.save(ctx.out_dir())?;
+        let stopped = stop.unwrap_or_default();
+        assemble::write(ctx, &args.excludes, selection, &stopped)?;
+        return Ok(StageEnd::Done);
+    }
+}
+
+/// What the loop does after a round.
+enum Decision {
+    /// Every category can fill its share of the release.
+    Full,
+    /// No category that is short can get another round; why.
+    Stop(String),
+    /// The next round's requests.
+    Plan(Plan),
+}
+
+/// A round's evaluation and what follows from it.
+struct Next {
+    evaluation: Evaluation,
+    /// Categories that stop here for near-zero survival.
+    stopped: Vec<Category>,
+    decision: Decision,
+}
+
+/// Each category's survival over the rounds, from the selection's counts.
+fn by_category(survival: &[RoundSurvival]) -> BTreeMap<Category, Vec<(u32, Survival)>> {
+    let mut by_category: BTreeMap<Category, Vec<(u32, Survival)>> = BTreeMap::new();
+    for round in survival {
+        for (category, s) in &round.categories {
+            by_category
+                .entry(*category)
+                .or_default()
+                .push((round.round, *s));
+        }
+    }
+    by_category
+}
+
+/// The rate of all rounds of all categories, or `None` before anything was asked.
+fn run_rate(survival: &[RoundSurvival]) -> Option<f64> {
+    let mut total = Survival::default();
+    for round in survival {
+        for s in round.categories.values() {
+            total.add(s);
+        }
+    }
+    total.rate()
+}
+
+/// Whether a category's last two rounds (in which it asked for items) both survived near zero.
+fn near_zero_twice(history: &[(u32, Survival)]) -> bool {
+    let rates: Vec<f64> = history.iter().filter_map(|(_, s)| s.rate()).collect();
+    rates.len() >= 2 && rates[rates.len() - 2..].iter().all(|r| *r < NEAR_ZERO)
+}
+
+/// The items to ask for so that `missing` more survive at `rate`, with the configured margin.
+pub fn items_to_ask(missing: usize, rate: f64, margin: f64) -> usize {
+    (missing as f64 / rate.max(RATE_FLOOR) * (1.0 + margin)).ceil() as usize
+}
+
+/// Evaluates round `round` and plans the next one for the categories still short.
+fn next_round(config: &Config, plans: &[&Plan], round: usize, selection: &Selection) -> Next {
+    let needed = config.release.per_category;
+    let survivors = selection.survivors();
+    let history = by_category(selection.survival());
+    let run_rate = run_rate(selection.survival()).unwrap_or(config.author.prior_survival);
+    let mut categories = BTreeMap::new();
+    let mut stopped = Vec::new();
+    let mut plan = Plan::new();
+    for category in Category::ALL {
+        let have = survivors.get(&category).copied().unwrap_or(0);
+        let own = history.get(&category).map_or(&[][..], Vec::as_slice);
+        let short = have < needed;
+        let stops = short && near_zero_twice(own);
+        categories.insert(
+            category,
+            Standing {
+                survivors: have,
+                needed,
+                stopped: stops,
+            },
+        );
+        if !short {
+            continue;
+        }
+        if stops {
+            stopped.push(category);
+            continue;
+        }
+        let mut total = Survival::default();
+        for (_, s) in own {
+            total.add(s);
+        }
+        let rate = match total.rate() {
+            Some(rate) if total.asked >= OWN_RATE_MIN_ITEMS => rate,
+            _ => run_rate,
+        };
+        let items = items_to_ask(needed - have, rate, config.author.topup_margin);
+        let ipr = config.category(category).items_per_request;
+        plan.insert(
+            category,
+            Slice {
+                first: author::next_first(&plans[..=round], category),
+                requests: items.div_ceil(ipr),
+            },
+        );
+    }
+    let decision = if categories.values().all(|s| s.survivors >= s.needed) {
+        Decision::Full
+    } else if plan.is_empty() {
+        Decision::Stop(format!(
+            "The loop stopped: every short category's survival stayed below {:.0}% for two rounds ({}); more rounds would be paid for nothing.",
+            NEAR_ZERO * 100.0,
+            stopped
+                .iter()
+                .map(|c| c.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    } else {
+        Decision::Plan(plan)
+    };
+    Next {
+        evaluation: Evaluation { categories },
+        stopped,
+        decision,
+    }
+}
+
+/// The round's table: per category, what it asked, what survived, where it stands, and what
+/// the next round asks.
+fn render_round(config: &Config, round: usize, selection: &Selection, next: &Next) -> String {
+    let this = selection
+        .survival()
+        .iter()
+        .find(|r| r.round as usize == round);
+    let mut lines = vec![
+        format!(
+            "run: loop round {round} of at most {} — what the release can draw on (needs {} per category):",
+            config.author.max_rounds, config.release.per_category
+        ),
+        format!(
+            "  {:<20} {:>6} {:>6} {:>8} {:>9} {:>10}  next",
+            "category", "asked", "gate", "audit ok", "survived", "survivors"
+        ),
+    ];
+    for (category, standing) in &next.evaluation.categories {
+        let s = this
+            .and_then(|r| r.categories.get(category))
+            .copied()
+            .unwrap_or_default();
+        let then = match &next.decision {
+            _ if standing.survivors >= standing.needed => "full".to_string(),
+            _ if standing.stopped => "stopped (survival near zero)".to_string(),
+            Decision::Plan(plan) => plan
+                .get(category)
+                .map(|slice| format!("{} request(s)", slice.requests))
+                .unwrap_or_default(),
+            Decision::Full | Decision::Stop(_) => "short".to_string(),
+        };
+        lines.push(format!(
+            "  {:<20} {:>6} {:>6} {:>8} {:>9} {:>6}/{:<3}  {then}",
+            category.name(),
+            s.asked,
+            s.gate,
+            s.audit_passed,
+            s.after_dedup,
+            standing.survivors,
+            standing.needed
+        ));
+    }
+    lines.join("\n")
+}
+
+/// The hint of a category that stops: the reason most of its items were lost, with an example.
+fn stop_hint(ctx: &Ctx<'_>, selection: &Selection, category: Category) -> Result<String> {
+    let Some((reason, n)) = selection.top_loss(category) else {
+        return Ok(format!(
+            "run: {category} stops: its survival stayed below {:.0}% for two rounds, and no item was rejected: the replies held too few items",
+            NEAR_ZERO * 100.0
+        ));
+    };
+    let example = match selection.example_drop(category, &reason)? {
+        Some(reject) => Some(reject),
+        None => first_author_reject(ctx, category, &reason)?,
+    };
+    let example = example.map_or_else(String::new, |r| {
+        format!(
+            ": {}\n    e.g. {}",
+            r.detail,
+            excerpt(&r.excerpt, EXAMPLE_CHARS)
+        )
+    });
+    Ok(format!(
+        "run: {category} stops: its survival stayed below {:.0}% for two rounds; most of its items were lost as {reason} ({n}){example}\n    \
+         fix prompts/{category}.md (or the rule's limit), then raise author.max_rounds and re-run `saseval-gen run`",
+        NEAR_ZERO * 100.0
+    ))
+}
+
+/// Characters of an example shown in a hint.
+const EXAMPLE_CHARS: usize = 160;
+
+/// The first author reject of `category` with `reason` in `rejects.jsonl`.
+fn first_author_reject(ctx: &Ctx<'_>, category: Category, reason: &str) -> Result<Option<Reject>> {
+    let mut found = None;
+    let path = ctx.out(REJECTS);
+    if path.exists() {
+        crate::jsonl::for_each(&path, |r: Reject| {
+            if found.is_none()
+                && r.stage == "author"
+                && r.category == category
+                && r.reason == reason
+            {
+                found = Some(r);
+            }
+            Ok::<_, crate::error::Error>(())
+        })?;
+    }
+    Ok(found)
+}
+
+/// One predicted round: requests and items per category, and their worst-case cost by stage.
+struct Predicted {
+    requests: usize,
+    items: usize,
+    author_usd: f64,
+    checks_usd: f64,
+}
+
+/// `author --dry-run`'s prediction of the loop: the rounds it takes if every category's items
+/// survive at `author.prior_survival`, and their worst-case cost (every reply at max_tokens,
+/// every item passing the gate into repair and audit).
+pub fn predict(
+    config: &Config,
+    templates: &Templates,
+    repair: &super::plan::Plan,
+    audit: Option<&super::plan::Plan>,
+) -> String {
+    let p = config.author.prior_survival;
+    let needed = config.release.per_category;
+    let round0 = author::round0_plan(config);
+    let mut survivors: BTreeMap<Category, f64> = BTreeMap::new();
+    let mut rounds: Vec<Predicted> = Vec::new();
+    let mut asks: BTreeMap<Category, usize> = round0
+        .iter()
+        .map(|(c, slice)| (*c, slice.requests))
+        .collect();
+    let request_usd: BTreeMap<Category, f64> = Category::ALL
+        .into_iter()
+        .map(|c| (c, author::request_cost(config, templates, c).usd))
+        .collect();
+    let item_usd = |c: Category| {
+        repair.per_item_usd(config, c) + audit.map_or(0.0, |a| a.per_item_usd(config, c))
+    };
+    while !asks.is_empty() && rounds.len() < config.author.max_rounds as usize {
+        let mut round = Predicted {
+            requests: 0,
+            items: 0,
+            author_usd: 0.0,
+            checks_usd: 0.0,
+        };
+        for (category, requests) in &asks {
+            let items = requests * config.category(*category).items_per_request;
+            round.requests += requests;
+            round.items += items;
+            round.author_usd += *requests as f64 * request_usd[category];
+            round.checks_usd += items as f64 * item_usd(*category);
+            *survivors.entry(*category).or_default() += items as f64 * p;
+        }
+        rounds.push(round);
+        asks = Category::ALL
+            .into_iter()
+            .filter_map(|c| {
+                let have = survivors.get(&c).copied().unwrap_or(0.0).floor() as usize;
+                let missing = needed.saturating_sub(have);
+                (missing > 0).then(|| {
+                    let items = items_to_ask(missing, p, config.author.topup_margin);
+                    (c, items.div_ceil(config.category(c).items_per_request))
+                })
+            })
+            .collect();
+    }
+    let mut lines = vec![format!(
+        "run (the closed loop) predicted at a survival of {:.0}% (author.prior_survival) from what is asked to what the release can draw on:",
+        p * 100.0
+    )];
+    let (mut author_usd, mut checks_usd) = (0.0, 0.0);
+    for (k, round) in rounds.iter().enumerate() {
+        author_usd += round.author_usd;
+        checks_usd += round.checks_usd;
+        lines.push(format!(
+            "  round {k}: {} authoring request(s), {} item(s) asked; worst case ${:.4} authoring, ${:.4} repair + audit",
+            round.requests, round.items, round.author_usd, round.checks_usd
+        ));
+    }
+    let full = asks.is_empty();
+    lines.push(if full {
+        format!(
+            "  predicted: the release fills in {} round(s); worst case ${author_usd:.4} authoring (limit author.max_cost_usd = {:.2}), ${checks_usd:.4} repair + audit",
+            rounds.len(),
+            config.author.max_cost_usd
+        )
+    } else {
+        format!(
+            "  predicted: still short after author.max_rounds = {} round(s) at this survival; worst case ${author_usd:.4} authoring, ${checks_usd:.4} repair + audit",
+            config.author.max_rounds
+        )
+    });
+    lines.push(format!(
+        "  a top-up asks for the missing items ÷ the measured survival × {:.2} (author.topup_margin); before each round, what a stage already spent plus the round's worst case must fit its max_cost_usd",
+        1.0 + config.author.topup_margin
+    ));
+    lines.join("\n")
+}

@@ -1,0 +1,266 @@
+//! The closed loop: `run` keeps authoring for the categories that the later stages left short
+//! until the release is full or a stop rule says why not, pays for no request twice, and states
+//! each round's survival.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use saseval_testkit::fake_api::{FakeApi, FakeReply, Responder};
+use saseval_testkit::replies;
+
+use crate::responders::{author_slot, good_responder, lossy_responder, template_field};
+use crate::world::{count_by_category, World, CATEGORIES};
+
+/// The shipped config at 20 per category with two verifiers and a three-model panel.
+fn twenty_per_category(fake: &FakeApi) -> World {
+    World::new(fake)
+        .set("release.per_category=20")
+        .set("repair.models=[\"v-a\", \"v-b\"]")
+        .set("audit.models=[\"p-a\", \"p-b\", \"p-c\"]")
+}
+
+fn manifest(world: &World) -> Value {
+    serde_json::from_slice(&std::fs::read(world.out().join("manifest.json")).expect("manifest"))
+        .expect("manifest JSON")
+}
+
+fn assert_nothing_sent_twice(fake: &FakeApi) {
+    let counters = fake.counters();
+    let twice: Vec<&String> = counters
+        .lines_in_batches
+        .iter()
+        .chain(&counters.lines_uploaded)
+        .filter(|(_, n)| **n > 1)
+        .map(|(id, _)| id)
+        .collect();
+    assert!(
+        twice.is_empty(),
+        "lines uploaded or batched twice: {twice:?}"
+    );
+}
+
+#[test]
+fn the_shipped_config_at_twenty_per_category_fills_a_release_that_loses_items_after_the_gate() {
+    let fake = FakeApi::start(lossy_responder());
+    let world = twenty_per_category(&fake);
+    let run = world.run(&["run"]);
+    run.success();
+    assert!(
+        run.stdout.contains("run: loop round 1 of at most 3"),
+        "the losses after the gate need a second round:\n{}",
+        run.stdout
+    );
+    let records = world.read_jsonl("saseval_v2_prompts.jsonl");
+    let counts = count_by_category(&records);
+    for category in CATEGORIES {
+        assert_eq!(counts.get(category), Some(&20), "{category}: {counts:?}");
+    }
+    let verify = std::process::Command::new(env!("CARGO_BIN_EXE_saseval-gen"))
+        .arg("verify")
+        .arg(world.out())
+        .output()
+        .expect("verify runs");
+    assert!(
+        verify.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verify.stdout)
+    );
+    assert_nothing_sent_twice(&fake);
+
+    let manifest = manifest(&world);
+    let survival = manifest["survival"].as_array().expect("survival rounds");
+    assert!(survival.len() >= 2, "{survival:?}");
+    let first = &survival[0]["categories"]["memory_update"];
+    let lost = first["gate"].as_u64().unwrap_or(0) - first["after_dedup"].as_u64().unwrap_or(0);
+    assert!(
+        lost > 0,
+        "the fake loses memory_update items after the gate: {first}"
+    );
+    let released: u64 = survival
+        .iter()
+        .filter_map(|r| r["categories"]["memory_update"]["released"].as_u64())
+        .sum();
+    assert_eq!(
+        released, 20,
+        "the rounds' released items add up to the release"
+    );
+    let card = std::fs::read_to_string(world.out().join("README.md")).expect("card");
+    assert!(
+        card.contains("Survival through the loop"),
+        "the card states survival"
+    );
+    let report = std::fs::read_to_string(world.out().join("report.html")).expect("report");
+    assert!(report.contains("Survival through the loop"));
+
+    let requests = fake.counters().http_requests;
+    world.run(&["run"]).success();
+    assert_eq!(
+        fake.counters().http_requests,
+        requests,
+        "a finished loop re-runs without a request"
+    );
+}
+
+#[test]
+fn a_short_run_continues_when_max_rounds_is_raised_and_redoes_nothing() {
+    let fake = FakeApi::start(lossy_responder());
+    let mut world = twenty_per_category(&fake).set("author.max_rounds=1");
+    let short = world.run(&["run"]);
+    short
+        .code(1)
+        .stderr_has("cannot fill the release")
+        .stderr_has("author.max_rounds = 1");
+    assert!(!world.out().join("manifest.json").exists());
+    let before = fake.counters();
+    assert!(
+        !before.lines_in_batches.keys().any(|id| id.contains("/r1/")),
+        "one round only"
+    );
+    world.also("author.max_rounds=3");
+    world.run(&["run"]).success();
+    assert_nothing_sent_twice(&fake);
+    let after = fake.counters();
+    let round0_again: Vec<&String> = after
+        .lines_in_batches
+        .keys()
+        .filter(|id| !before.lines_in_batches.contains_key(*id))
+        .filter(|id| id.starts_with("author/") && id.contains("/r0/"))
+        .collect();
+    assert!(
+        round0_again.is_empty(),
+        "round 0 authored again: {round0_again:?}"
+    );
+    assert!(after.lines_in_batches.keys().any(|id| id.contains("/r1/")));
+}
+
+/// `good_responder`, except that every conversational dialog has one speaker only, so the gate
+/// rejects every conversational item.
+fn one_speaker_dialogs() -> Responder {
+    let inner = good_responder();
+    Arc::new(move |custom_id: &str, body: &Value| {
+        if let Some(("conversational", round, index)) = author_slot(custom_id) {
+            let count = template_field(body, "count")
+                .and_then(|c| c.parse().ok())
+                .unwrap_or(1);
+            return FakeReply::Content(replies::author_reply_with_labels(
+                "conversational",
+                "telecom",
+                count,
+                round * 1000 + index,
+                ("Customer:", "Customer:"),
+            ));
+        }
+        inner(custom_id, body)
+    })
+}
+
+#[test]
+fn a_category_that_survives_near_zero_for_two_rounds_stops_with_its_top_reason() {
+    let fake = FakeApi::start(one_speaker_dialogs());
+    let world = World::new(&fake)
+        .set("author.max_rounds=6")
+        .set("assemble.allow_short=true");
+    let run = world.run(&["run"]);
+    run.success();
+    for expected in [
+        "run: conversational stops: its survival stayed below 5% for two rounds",
+        "most of its items were lost as turn_structure",
+        "    e.g. ",
+        "fix prompts/conversational.md",
+    ] {
+        assert!(
+            run.stdout.contains(expected),
+            "{expected:?} in:\n{}",
+            run.stdout
+        );
+    }
+    let counters = fake.counters();
+    let rounds: std::collections::BTreeSet<usize> = counters
+        .lines_in_batches
+        .keys()
+        .filter_map(|id| author_slot(id))
+        .filter(|(category, _, _)| *category == "conversational")
+        .map(|(_, round, _)| round)
+        .collect();
+    assert_eq!(
+        rounds.into_iter().collect::<Vec<_>>(),
+        vec![0, 1],
+        "two paid rounds, then no more"
+    );
+    let manifest = manifest(&world);
+    assert_eq!(manifest["counts"]["conversational"], 0);
+    assert_eq!(manifest["counts"]["simple_factual"], 4);
+    assert!(manifest["short"].as_bool().unwrap_or(false));
+}
+
+/// The worst-case cost of round 0 as `author --dry-run` prints it (the `total` row's last column).
+fn round0_worst_case(world: &World) -> f64 {
+    let dry = world.run(&["author", "--dry-run"]);
+    dry.success();
+    dry.stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("total"))
+        .and_then(|l| l.split_whitespace().last())
+        .and_then(|usd| usd.parse().ok())
+        .unwrap_or_else(|| panic!("no total row in:\n{}", dry.stdout))
+}
+
+#[test]
+fn the_author_limit_counts_what_earlier_rounds_spent_before_a_top_up_is_submitted() {
+    let fake = FakeApi::start(lossy_responder());
+    // With 16 output tokens the worst case of a round is little more than its prompts, while the
+    // replies really spend hundreds of tokens each: round 0 fits the limit, and what it spent
+    // leaves no room for a top-up round.
+    let world = World::new(&fake)
+        .set("author.oversample=1.0")
+        .set("author.max_tokens=16")
+        .set("categories.long_document_qa.max_tokens=16")
+        .set("categories.multi_document_qa.max_tokens=16");
+    let limit = round0_worst_case(&world) * 1.2;
+    let world = world.set(&format!("author.max_cost_usd={limit:.6}"));
+    let run = world.run(&["run"]);
+    run.code(2)
+        .stderr_has("author.max_cost_usd")
+        .stderr_has("this stage already spent in earlier rounds");
+    let counters = fake.counters();
+    assert!(counters
+        .lines_in_batches
+        .keys()
+        .any(|id| id.contains("/r0/")));
+    assert!(
+        !counters
+            .lines_in_batches
+            .keys()
+            .any(|id| id.contains("/r1/")),
+        "the top-up was refused before anything of it was submitted"
+    );
+}
+
+#[test]
+fn status_shows_the_loop_round_and_each_categorys_survivors_against_its_need() {
+    let fake = FakeApi::start(lossy_responder());
+    let world = twenty_per_category(&fake).set("author.max_rounds=1");
+    world.run(&["run"]).code(1);
+    let status = world.run(&["status"]);
+    status.success();
+    assert!(
+        status
+            .stdout
+            .contains("loop: round 0 of at most 1 (author.max_rounds)"),
+        "{}",
+        status.stdout
+    );
+    assert!(status
+        .stdout
+        .contains("after round 0: survivors / needed per category"));
+    let memory = status
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("memory_update"))
+        .expect("a memory_update line");
+    assert!(
+        memory.contains("/20") && memory.contains("short"),
+        "{memory}"
+    );
+}
