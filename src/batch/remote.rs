@@ -48,6 +48,17 @@ struct ServerView {
     batches: BTreeMap<String, BatchObject>,
 }
 
+/// What one poll of every created batch found.
+#[derive(Default)]
+struct Pass {
+    /// Some batch is still running.
+    waiting: bool,
+    /// Completed and failed requests so far.
+    progress: (u64, u64),
+    /// Running batches by status.
+    statuses: BTreeMap<String, usize>,
+}
+
 /// How the submissions of one round ended.
 #[derive(Default)]
 struct RoundEnd {
@@ -99,11 +110,22 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
                 self.plan(&mut journal, &uncovered)?;
             }
             self.submit(&client, &mut journal).await?;
-            if self.runner.options.no_wait {
-                self.report_submitted(&journal);
-                return Ok(());
-            }
-            let end = self.wait_and_collect(&client, &mut journal).await?;
+            let end = if self.runner.options.no_wait {
+                // One look, no waiting: what has finished is collected, so that a re-run with
+                // --no-wait goes on to the next job once this one is done.
+                let mut end = RoundEnd::default();
+                if self
+                    .poll_once(&client, &mut journal, &mut end)
+                    .await?
+                    .waiting
+                {
+                    self.report_submitted(&journal);
+                    return Ok(());
+                }
+                end
+            } else {
+                self.wait_and_collect(&client, &mut journal).await?
+            };
             if !end.failed.is_empty() {
                 return Err(BatchError::BatchFailed {
                     job: self.job.clone(),
@@ -562,38 +584,11 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
         let mut end = RoundEnd::default();
         let mut last_progress = None;
         loop {
-            let mut waiting = false;
-            let mut progress = (0u64, 0u64);
-            let mut statuses = BTreeMap::<String, usize>::new();
-            for i in 0..journal.submissions.len() {
-                if let Stage::Created(running) = &journal.submissions[i].stage {
-                    let id = running.batch_id.clone();
-                    let batch = match client.get_batch(&id).await {
-                        Ok(batch) => batch,
-                        Err(e) if e.status() == Some(404) => {
-                            return Err(self.unknown_batch(&id));
-                        }
-                        Err(e) => return Err(e.into()),
-                    };
-                    self.record_poll(journal, i, &batch)?;
-                }
-                let sub = &journal.submissions[i];
-                match &sub.stage {
-                    Stage::Created(running) => {
-                        waiting = true;
-                        let status = running.status.as_ref().map(BatchStatus::as_str);
-                        *statuses
-                            .entry(status.unwrap_or_default().to_string())
-                            .or_default() += 1;
-                    }
-                    Stage::Finished(_) => self.collect(client, journal, i, &mut end).await?,
-                    _ => {}
-                }
-                if let Some(c) = journal.submissions[i].counts() {
-                    progress.0 += c.completed;
-                    progress.1 += c.failed;
-                }
-            }
+            let Pass {
+                waiting,
+                progress,
+                statuses,
+            } = self.poll_once(client, journal, &mut end).await?;
             bar.set_position((progress.0 + progress.1).min(total));
             bar.set_message(
                 statuses
@@ -620,6 +615,47 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
                 }
             }
         }
+    }
+
+    /// Polls every created batch once and collects each that has finished.
+    async fn poll_once(
+        &mut self,
+        client: &Client,
+        journal: &mut Journal,
+        end: &mut RoundEnd,
+    ) -> Result<Pass, BatchError> {
+        let mut pass = Pass::default();
+        for i in 0..journal.submissions.len() {
+            if let Stage::Created(running) = &journal.submissions[i].stage {
+                let id = running.batch_id.clone();
+                let batch = match client.get_batch(&id).await {
+                    Ok(batch) => batch,
+                    Err(e) if e.status() == Some(404) => {
+                        return Err(self.unknown_batch(&id));
+                    }
+                    Err(e) => return Err(e.into()),
+                };
+                self.record_poll(journal, i, &batch)?;
+            }
+            let sub = &journal.submissions[i];
+            match &sub.stage {
+                Stage::Created(running) => {
+                    pass.waiting = true;
+                    let status = running.status.as_ref().map(BatchStatus::as_str);
+                    *pass
+                        .statuses
+                        .entry(status.unwrap_or_default().to_string())
+                        .or_default() += 1;
+                }
+                Stage::Finished(_) => self.collect(client, journal, i, end).await?,
+                _ => {}
+            }
+            if let Some(c) = journal.submissions[i].counts() {
+                pass.progress.0 += c.completed;
+                pass.progress.1 += c.failed;
+            }
+        }
+        Ok(pass)
     }
 
     /// A journal names a batch the server does not know: what that means and the way out.

@@ -264,3 +264,34 @@ fn status_shows_the_loop_round_and_each_categorys_survivors_against_its_need() {
         "{memory}"
     );
 }
+
+#[test]
+fn no_wait_leaves_each_rounds_batches_running_and_a_rerun_goes_on_until_the_release() {
+    let fake = FakeApi::start(lossy_responder());
+    let world = World::new(&fake).set("author.oversample=1.0");
+    let mut runs = 0;
+    while !world.out().join("manifest.json").exists() {
+        runs += 1;
+        let run = world.run(&["run", "--no-wait"]);
+        run.success();
+        assert!(
+            runs <= 60,
+            "the loop never finishes under --no-wait:\n{}\n{}",
+            run.stdout,
+            run.stderr
+        );
+    }
+    assert_nothing_sent_twice(&fake);
+    let counters = fake.counters();
+    assert!(
+        counters
+            .lines_in_batches
+            .keys()
+            .any(|id| id.starts_with("audit/") && id.contains(".r1.")),
+        "a second round was audited"
+    );
+    assert!(
+        runs > 6,
+        "each job was left running at least once: {runs} runs"
+    );
+}

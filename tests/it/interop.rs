@@ -11,7 +11,7 @@ use serde_json::Value;
 use saseval_testkit::fake_api::FakeReply;
 
 use crate::bar::Bar;
-use crate::responders::good_responder;
+use crate::responders::{good_responder, losing};
 use crate::world::{all_files, read_jsonl, repo, Run, World};
 
 /// A world on the file backend (the base URL is never used).
@@ -384,6 +384,55 @@ fn the_whole_pipeline_with_its_audit_runs_through_vllm_batch_files() {
     assert_eq!(summary["models"], serde_json::json!(["p-a", "p-b"]));
     assert!(summary["total"]["audited"].as_u64().is_some_and(|n| n > 0));
     world.run(&["assemble"]).success();
+    world
+        .run(&["verify", world.out().to_str().expect("utf-8")])
+        .success();
+}
+
+#[test]
+fn the_loop_exports_each_rounds_requests_as_it_needs_them_and_ends_in_a_release() {
+    let world = file_world()
+        .set("author.oversample=1.0")
+        .set("repair.models=[\"v-a\", \"v-b\"]");
+    let responder = losing(good_responder());
+    world.run(&["run"]).success();
+    let mut answered = std::collections::BTreeSet::new();
+    for step in 0.. {
+        assert!(step < 20, "the loop keeps asking for imports");
+        let pending: Vec<Value> = exported(&world)
+            .into_iter()
+            .filter(|r| !answered.contains(r["custom_id"].as_str().unwrap_or("")))
+            .collect();
+        if pending.is_empty() {
+            break;
+        }
+        let lines: Vec<String> = pending
+            .iter()
+            .map(|r| {
+                let id = r["custom_id"].as_str().expect("custom_id");
+                answered.insert(id.to_string());
+                match responder(id, &r["body"]) {
+                    FakeReply::Content(content) => vllm_success(id, &content),
+                    _ => unreachable!("the lossy responder answers with content"),
+                }
+            })
+            .collect();
+        let path = write_lines(&world, &format!("step-{step}.jsonl"), &lines);
+        world
+            .run(&["run", "--import", path.to_str().expect("utf-8 path")])
+            .success();
+    }
+    let ids: Vec<String> = exported(&world)
+        .iter()
+        .filter_map(|r| r["custom_id"].as_str().map(str::to_string))
+        .collect();
+    let unique: std::collections::BTreeSet<&String> = ids.iter().collect();
+    assert_eq!(unique.len(), ids.len(), "a request was exported twice");
+    assert!(
+        ids.iter()
+            .any(|id| id.starts_with("author/") && id.contains("/r1/")),
+        "the loop needed a second round"
+    );
     world
         .run(&["verify", world.out().to_str().expect("utf-8")])
         .success();

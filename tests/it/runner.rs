@@ -51,7 +51,7 @@ fn author_fills_every_category_and_a_rerun_makes_no_request() {
 }
 
 #[test]
-fn no_wait_submits_and_exits_then_a_rerun_collects() {
+fn no_wait_submits_looks_once_and_exits_then_a_rerun_with_no_wait_collects() {
     let fake = FakeApi::start(good_responder());
     let world = World::new(&fake);
     world
@@ -62,7 +62,11 @@ fn no_wait_submits_and_exits_then_a_rerun_collects() {
         !world.out().join("authored.jsonl").exists()
             || world.read_jsonl("authored.jsonl").is_empty()
     );
-    assert_eq!(fake.counters().polls, 0);
+    assert_eq!(
+        fake.counters().polls,
+        1,
+        "one look at the new batch, and no waiting"
+    );
     let status = world.run(&["status"]);
     status.success();
     assert!(
@@ -70,7 +74,8 @@ fn no_wait_submits_and_exits_then_a_rerun_collects() {
         "{}",
         status.stdout
     );
-    world.run(&["author"]).success();
+    // The fake completes a batch at its second poll: the re-run's one look collects it.
+    world.run(&["author", "--no-wait"]).success();
     assert_eq!(
         count_by_category(&world.read_jsonl("authored.jsonl")).len(),
         10
