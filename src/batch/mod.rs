@@ -18,7 +18,7 @@ pub mod untrusted;
 
 use crate::config::{Config, Provider};
 use crate::ui::Printer;
-pub use crate::usage::Usage;
+pub use crate::usage::{StageUsage, Usage};
 use cache::Cache;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -490,24 +490,38 @@ impl<'a> Runner<'a> {
         Ok(self.cache.get_as(&request.custom_id, request.body_hash())?)
     }
 
-    /// What the answered `requests` cost: the tokens their responses report, at `[prices]`.
-    pub fn spent<'r>(
+    /// What the answered `requests` spent: the tokens their responses report, by the model each
+    /// request named, at `[prices]`; beside the worst case of all of them.
+    pub fn usage<'r>(
         &self,
-        requests: impl IntoIterator<Item = &'r Request>,
-    ) -> Result<CostEstimate, BatchError> {
-        let mut spent = CostEstimate::zero();
+        requests: impl IntoIterator<Item = &'r Request> + Clone,
+    ) -> Result<StageUsage, BatchError> {
+        let mut stage = StageUsage {
+            worst_case_usd: estimate_cost(self.config, requests.clone()).usd,
+            ..StageUsage::default()
+        };
         for request in requests {
-            if let Some(OutcomeOf::Ok(body)) = self.outcome(request)? {
-                let tokens = body.tokens();
-                spent.add(
-                    self.config,
-                    request.model(),
-                    tokens.prompt_tokens,
-                    tokens.completion_tokens,
-                );
-            }
+            let Some(OutcomeOf::Ok(body)) = self.outcome(request)? else {
+                continue;
+            };
+            let tokens = body.tokens();
+            let mut cost = CostEstimate::zero();
+            cost.add(
+                self.config,
+                request.model(),
+                tokens.prompt_tokens,
+                tokens.completion_tokens,
+            );
+            let model = stage
+                .by_model
+                .entry(request.model().to_string())
+                .or_default();
+            model.usage.add_response(&body);
+            model.cost_usd += cost.usd;
+            stage.total.add_response(&body);
+            stage.cost_usd += cost.usd;
         }
-        Ok(spent)
+        Ok(stage)
     }
 }
 

@@ -389,27 +389,51 @@ fn how_built(card: &mut String, info: &ReleaseInfo, records: &[ReleaseRecord]) {
         group(flags.gold_repaired),
         group(flags.needs_review)
     );
-    card.push_str("Batch usage:\n\n| Stage | Requests | Prompt tokens | Completion tokens |\n|---|---|---|---|\n");
-    let mut totals = (0u64, 0u64, 0u64);
+    card.push_str(
+        "Usage (tokens the backend reported; cost at the config's `[prices]`, beside the worst case \
+         estimated before submitting, every reply at `max_tokens`):\n\n\
+         | Stage | Model | Requests | Prompt tokens | Completion tokens | Cost USD | Worst case USD |\n\
+         |---|---|---|---|---|---|---|\n",
+    );
+    let mut totals = (0u64, 0u64, 0u64, 0.0f64, 0.0f64);
     for (stage, usage) in &info.usage {
+        let total = &usage.total;
         let _ = writeln!(
             card,
-            "| {} | {} | {} | {} |",
+            "| {} | all | {} | {} | {} | {:.4} | {:.4} |",
             table_cell(stage),
-            group_u64(usage.requests),
-            group_u64(usage.prompt_tokens),
-            group_u64(usage.completion_tokens)
+            group_u64(total.requests),
+            group_u64(total.prompt_tokens),
+            group_u64(total.completion_tokens),
+            usage.cost_usd,
+            usage.worst_case_usd
         );
-        totals.0 += usage.requests;
-        totals.1 += usage.prompt_tokens;
-        totals.2 += usage.completion_tokens;
+        for (model, by_model) in &usage.by_model {
+            let _ = writeln!(
+                card,
+                "| {} | `{}` | {} | {} | {} | {:.4} | |",
+                table_cell(stage),
+                table_cell(model),
+                group_u64(by_model.usage.requests),
+                group_u64(by_model.usage.prompt_tokens),
+                group_u64(by_model.usage.completion_tokens),
+                by_model.cost_usd
+            );
+        }
+        totals.0 += total.requests;
+        totals.1 += total.prompt_tokens;
+        totals.2 += total.completion_tokens;
+        totals.3 += usage.cost_usd;
+        totals.4 += usage.worst_case_usd;
     }
     let _ = writeln!(
         card,
-        "| **total** | {} | {} | {} |\n",
+        "| **total** | | {} | {} | {} | {:.4} | {:.4} |\n",
         group_u64(totals.0),
         group_u64(totals.1),
-        group_u64(totals.2)
+        group_u64(totals.2),
+        totals.3,
+        totals.4
     );
     let _ = writeln!(
         card,
@@ -1087,7 +1111,8 @@ mod tests {
             "{card}"
         );
         assert!(card.contains("5 replies or items were rejected by validation (`gold_not_in_document` 2, `no_json` 3)"));
-        assert!(card.contains("| **total** | 20 | 36,567 | 10,401 |"));
+        assert!(card.contains("| **total** | | 20 | 36,567 | 10,401 | 0.0153 | 0.0612 |"));
+        assert!(card.contains("| author | `qwen/qwen3-32b` | 12 | 34,567 | 8,901 | 0.0153 | |"));
         assert!(card.contains("2 flagged items were left out"));
         assert!(card.contains(
             "In this release, 2 records carry `_gold_repaired` and 0 carry `_needs_review`."

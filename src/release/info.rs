@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::record::Category;
 use crate::schema::{ReleaseRecord, TargetRow};
-use crate::usage::Usage;
+use crate::usage::StageUsage;
 use crate::yields::{RoundSurvival, RoundYield};
 
 /// Repair-stage numbers for one category.
@@ -216,8 +216,8 @@ pub struct ReleaseInfo {
     /// `None` until an audit ran; the report's audit section appears only with it.
     pub audit: Option<AuditNumbers>,
     pub dedup: DedupNumbers,
-    /// Batch usage per stage name.
-    pub usage: BTreeMap<String, Usage>,
+    /// What each stage spent, with its cost by model and its worst-case estimate.
+    pub usage: BTreeMap<String, StageUsage>,
     /// Valid items and reject codes per authoring round and category.
     pub author_yield: Vec<RoundYield>,
     /// Per round of the loop and category, how many items each stage let through.

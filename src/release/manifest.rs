@@ -12,7 +12,7 @@ use super::info::{
 use super::ReleaseError;
 use crate::record::Category;
 use crate::schema::{json_number, ReleaseRecord, RowSource, TargetRow};
-use crate::usage::Usage;
+use crate::usage::StageUsage;
 use crate::yields::{RoundSurvival, RoundYield};
 
 #[derive(Serialize)]
@@ -49,7 +49,7 @@ struct Manifest<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     audit: Option<&'a AuditNumbers>,
     dedup: &'a DedupNumbers,
-    usage: &'a BTreeMap<String, Usage>,
+    usage: &'a BTreeMap<String, StageUsage>,
     author_yield: &'a [RoundYield],
     survival: &'a [RoundSurvival],
     target_actions: BTreeMap<Category, ManifestRow>,

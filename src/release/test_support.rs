@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use super::info::{DedupNumbers, ReleaseInfo, RepairCounts, RepairNumbers, VerifierNumbers};
 use crate::record::{Candidate, Category};
 use crate::schema::{ReleaseRecord, TargetRow, CARD_ROWS};
-use crate::usage::Usage;
+use crate::usage::{ModelUsage, StageUsage, Usage};
 
 /// The v1 card's example record, as the card prints it (one field group per line).
 pub(crate) const CARD_EXAMPLE: &str = r#"{"id":"sas1k-0881","category":"memory_update",
@@ -161,18 +161,37 @@ pub(crate) fn info(records: &[ReleaseRecord], per_category: usize) -> ReleaseInf
         usage: [
             (
                 "author".to_string(),
-                Usage {
-                    requests: 12,
-                    prompt_tokens: 34_567,
-                    completion_tokens: 8_901,
+                StageUsage {
+                    total: Usage {
+                        requests: 12,
+                        prompt_tokens: 34_567,
+                        completion_tokens: 8_901,
+                    },
+                    cost_usd: 0.0153,
+                    worst_case_usd: 0.0612,
+                    by_model: [(
+                        "qwen/qwen3-32b".to_string(),
+                        ModelUsage {
+                            usage: Usage {
+                                requests: 12,
+                                prompt_tokens: 34_567,
+                                completion_tokens: 8_901,
+                            },
+                            cost_usd: 0.0153,
+                        },
+                    )]
+                    .into(),
                 },
             ),
             (
                 "repair".to_string(),
-                Usage {
-                    requests: 8,
-                    prompt_tokens: 2_000,
-                    completion_tokens: 1_500,
+                StageUsage {
+                    total: Usage {
+                        requests: 8,
+                        prompt_tokens: 2_000,
+                        completion_tokens: 1_500,
+                    },
+                    ..StageUsage::default()
                 },
             ),
         ]

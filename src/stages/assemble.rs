@@ -23,7 +23,7 @@ use crate::release::{
 use crate::schema::ReleaseRecord;
 use crate::seeded;
 use crate::stages::repair::Summary;
-use crate::usage::Usage;
+use crate::usage::StageUsage;
 use crate::yields::{RoundSurvival, RoundYield, Survival};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -970,7 +970,7 @@ pub fn write(
         });
     }
     let repair: Summary = read_json_or_default(&ctx.out(REPAIR_SUMMARY))?;
-    let usage: BTreeMap<String, Usage> = read_json_or_default(&ctx.out(USAGE))?;
+    let usage: BTreeMap<String, StageUsage> = read_json_or_default(&ctx.out(USAGE))?;
     let author: AuthorSummary = read_json_or_default(&ctx.out(AUTHOR_SUMMARY))?;
     let verifiers = repair
         .by_verifier

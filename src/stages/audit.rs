@@ -421,7 +421,7 @@ pub async fn run(ctx: &mut Ctx<'_>, job: &str) -> Result<StageEnd> {
     crate::jsonl::write(&ctx.out(AUDITED), &items)?;
     crate::jsonl::write(&ctx.out(AUDIT_REPORT), &report)?;
     super::write_json(&ctx.out(AUDIT_SUMMARY), AUDIT_SUMMARY, &summary)?;
-    super::write_usage(ctx, "audit", summary.usage)?;
+    super::write_usage(ctx, "audit", &batch)?;
     ctx.printer.out(render_summary(&summary));
     for (category, counts) in &summary.by_category {
         if counts.audited > 0 && counts.passed == 0 {

@@ -6,7 +6,7 @@ use super::rounds::{Rounds, Slice};
 use super::{Ctx, StageEnd, AUTHORED, AUTHOR_SUMMARY, REJECTS};
 use crate::batch::{
     check_planned, estimate_cost, estimate_weighted, BatchError, CostEstimate, CostGuard,
-    OutcomeOf, ReplyOutcome, Request, Usage,
+    OutcomeOf, ReplyOutcome, Request,
 };
 use crate::config::{Config, Provider, ResponseFormat};
 use crate::dedup::{DupKind, ReferenceSet};
@@ -42,7 +42,6 @@ pub struct AuthorRequest {
 pub struct Derived {
     pub valid: BTreeMap<Category, usize>,
     pub reject_reasons: BTreeMap<String, usize>,
-    pub usage: Usage,
     /// Valid items and rejects by round and category.
     pub yields: Vec<RoundYield>,
 }
@@ -279,11 +278,11 @@ pub fn request_cost(config: &Config, templates: &Templates, category: Category) 
 
 /// The guard of the author stage, with what `earlier` requests already cost counted against it.
 fn guard(ctx: &Ctx<'_>, earlier: &[&Request]) -> Result<CostGuard> {
-    let spent = ctx.runner.spent(earlier.iter().copied())?;
+    let spent = ctx.runner.usage(earlier.iter().copied())?;
     Ok(CostGuard::new(
         ctx.config.author.max_cost_usd,
         "author.max_cost_usd",
-        spent.usd,
+        spent.cost_usd,
     ))
 }
 
@@ -373,7 +372,6 @@ pub fn derive(
 
 /// What one request's outcome gave, before the order-dependent bloat check.
 struct Parsed {
-    usage: Usage,
     items: Vec<Result<Valid, Reject>>,
 }
 
@@ -408,7 +406,6 @@ fn parse_request(
         OutcomeOf::Failed(f) => {
             let status = f.status.map(|s| format!(" (HTTP {s})")).unwrap_or_default();
             return Parsed {
-                usage: Usage::default(),
                 items: vec![Err(reject(
                     "request_failed",
                     format!("{}{status}: {}", f.code, f.message),
@@ -418,11 +415,7 @@ fn parse_request(
             };
         }
     };
-    let mut parsed = Parsed {
-        usage: Usage::default(),
-        items: Vec::new(),
-    };
-    parsed.usage.add_response(body);
+    let mut parsed = Parsed { items: Vec::new() };
     let reply = body.reply().and_then(|reply| {
         let truncated_by_length = reply.finish_reason.as_deref() == Some("length");
         reply::parse_items(&reply.content).map(|items| (items, truncated_by_length, reply.content))
@@ -516,7 +509,6 @@ fn plain_twin(category: Category) -> Option<Category> {
 
 impl Deriver<'_> {
     fn apply(&mut self, r: &AuthorRequest, parsed: Parsed) -> Result<()> {
-        self.derived.usage.add(parsed.usage);
         for item in parsed.items {
             match item {
                 Ok(Valid {
@@ -691,7 +683,7 @@ fn write_outputs(
     )?;
     candidates.commit()?;
     rejects.commit()?;
-    super::write_usage(ctx, "author", derived.usage)?;
+    super::write_usage(ctx, "author", requests.iter().map(|r| &r.request))?;
     let summary = serde_json::json!({"rounds": derived.yields});
     super::write_json(&ctx.out(AUTHOR_SUMMARY), AUTHOR_SUMMARY, &summary)?;
     Ok(derived)

@@ -53,8 +53,8 @@ impl Ctx<'_> {
         max_cost_usd: f64,
         cost_key: &'static str,
     ) -> Result<Option<BTreeMap<String, ReplyOutcome>>> {
-        let spent = self.runner.spent(requests)?;
-        let guard = CostGuard::new(max_cost_usd, cost_key, spent.usd);
+        let spent = self.runner.usage(requests)?;
+        let guard = CostGuard::new(max_cost_usd, cost_key, spent.cost_usd);
         let result = self.runner.run(job, requests, &guard).await?;
         if result.waiting > 0 {
             self.printer.note(format!(
@@ -81,10 +81,15 @@ impl Ctx<'_> {
     }
 }
 
-/// Records the requests and tokens a stage's outcomes represent in `usage.json` (by stage).
-pub fn write_usage(ctx: &Ctx<'_>, stage: &str, usage: crate::usage::Usage) -> Result<()> {
+/// Records in `usage.json` what `requests` (every request of `stage`, all rounds) spent.
+pub fn write_usage<'r>(
+    ctx: &Ctx<'_>,
+    stage: &str,
+    requests: impl IntoIterator<Item = &'r Request> + Clone,
+) -> Result<()> {
+    let usage = ctx.runner.usage(requests)?;
     let path = ctx.out(USAGE);
-    let mut all: std::collections::BTreeMap<String, crate::usage::Usage> =
+    let mut all: std::collections::BTreeMap<String, crate::usage::StageUsage> =
         match std::fs::read(&path) {
             Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_default(),
             Err(_) => Default::default(),

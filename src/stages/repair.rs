@@ -384,7 +384,6 @@ pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates, job: &str) -> Result<
     else {
         return Ok(StageEnd::Waiting);
     };
-    drop(requests);
     let mut summary = Summary {
         verifiers: config.repair.models.clone(),
         ..Summary::default()
@@ -405,7 +404,7 @@ pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates, job: &str) -> Result<
     repaired.commit()?;
     report.commit()?;
     super::write_json(&ctx.out(REPAIR_SUMMARY), REPAIR_SUMMARY, &summary)?;
-    super::write_usage(ctx, "repair", summary.usage)?;
+    super::write_usage(ctx, "repair", &requests)?;
     ctx.printer.out(render_summary(&summary));
     Ok(StageEnd::Done)
 }

@@ -85,6 +85,28 @@ fn the_shipped_config_at_twenty_per_category_fills_a_release_that_loses_items_af
         released, 20,
         "the rounds' released items add up to the release"
     );
+    let usage: Value =
+        serde_json::from_slice(&std::fs::read(world.out().join("usage.json")).expect("usage.json"))
+            .expect("usage JSON");
+    for (stage, model) in [
+        ("author", "qwen/qwen3-32b"),
+        ("audit", "p-a"),
+        ("repair", "v-a"),
+    ] {
+        let spent = &usage[stage]["by_model"][model];
+        assert!(
+            spent["completion_tokens"].as_u64().is_some_and(|n| n > 0),
+            "{stage} {model}: the fake's reported usage is counted: {spent}"
+        );
+    }
+    let author = &usage["author"];
+    let cost = author["cost_usd"].as_f64().unwrap_or(0.0);
+    assert!(cost > 0.0, "the author model is priced: {author}");
+    assert!(author["worst_case_usd"].as_f64().is_some_and(|w| w > cost));
+    assert_eq!(
+        manifest["usage"], usage,
+        "the manifest states what usage.json holds"
+    );
     let card = std::fs::read_to_string(world.out().join("README.md")).expect("card");
     assert!(
         card.contains("Survival through the loop"),
