@@ -160,6 +160,14 @@ pub(crate) fn losing(inner: Responder) -> Responder {
             if PANEL_MISSES.contains(&category) && percentile(item) < 20 {
                 return FakeReply::Content("I am not sure; it depends on the setup.".into());
             }
+            // A near-copy asks what its original asks: the panel answers it the same way.
+            let prompt = audited_prompt(body);
+            if replies::panel_answer(prompt).is_none() {
+                let original = prompt.replacen(" this ", " the ", 1);
+                if let Some(answer) = replies::panel_answer(&original) {
+                    return FakeReply::Content(answer);
+                }
+            }
         }
         if let Some(rest) = custom_id.strip_prefix("repair/") {
             if rest.ends_with("/v-b") && percentile(rest) < 12 {
