@@ -9,3 +9,5 @@ export SASEVAL_REQUIRE_DATASETS=1
 cargo test
 # The benchmarks run only from scripts/bench.sh (never timed here), but must keep compiling.
 cargo build --benches --quiet
+# The lints are part of the build: a warning anywhere (tests and benches included) fails it.
+cargo clippy --all-targets --quiet -- -D warnings
