@@ -418,3 +418,64 @@ pub fn predict(
     ));
     lines.join("\n")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn survival(asked: usize, after_dedup: usize) -> Survival {
+        Survival {
+            asked,
+            after_dedup,
+            ..Survival::default()
+        }
+    }
+
+    #[test]
+    fn a_top_up_asks_for_the_missing_items_over_the_rate_with_the_margin() {
+        assert_eq!(items_to_ask(5, 0.5, 0.25), 13, "5 / 0.5 × 1.25 = 12.5");
+        assert_eq!(items_to_ask(4, 1.0, 0.0), 4);
+        assert_eq!(
+            items_to_ask(5, 0.01, 0.25),
+            63,
+            "a rate under the floor counts as 10%"
+        );
+    }
+
+    #[test]
+    fn only_two_near_zero_rounds_in_a_row_stop_a_category() {
+        let zero = (0, survival(10, 0));
+        let some = (1, survival(10, 3));
+        assert!(!near_zero_twice(&[zero]));
+        assert!(near_zero_twice(&[some, zero, zero]));
+        assert!(!near_zero_twice(&[zero, some]));
+        assert!(
+            !near_zero_twice(&[zero, (1, survival(0, 0))]),
+            "a round that asked nothing has no rate"
+        );
+    }
+
+    #[test]
+    fn the_dry_run_predicts_more_rounds_at_a_lower_prior_survival() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let templates = Templates::load(&root.join("prompts")).expect("templates");
+        let predict_at = |prior: f64| {
+            let sets = [format!("author.prior_survival={prior}")];
+            let config = Config::load(&root.join("pipeline.toml"), &sets).expect("config");
+            let repair = super::super::plan::repair(&config, templates.verify.text());
+            predict(&config, &templates, &repair, None)
+        };
+        let likely = predict_at(0.9);
+        assert!(
+            likely.contains("the release fills in 1 round(s)"),
+            "{likely}"
+        );
+        let poor = predict_at(0.5);
+        assert!(poor.contains("round 1:"), "{poor}");
+        let hopeless = predict_at(0.05);
+        assert!(
+            hopeless.contains("still short after author.max_rounds = 3 round(s)"),
+            "{hopeless}"
+        );
+    }
+}
