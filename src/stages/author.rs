@@ -404,35 +404,49 @@ fn parse_request(
     for (k, value) in items.items.iter().enumerate() {
         let id = format!("{}.r{}.{:04}.{k}", r.category, r.round, r.index);
         let checked = validate::fields_from_value(r.category, value).and_then(|fields| {
-            validate::check_item(r.category, &fields, rules)?;
-            examples.check(r.category, &fields.prompt)?;
-            Ok(fields)
+            let kept = validate::check_item(r.category, fields, rules)?;
+            examples.check(r.category, &kept.item.prompt)?;
+            Ok(kept)
         });
-        parsed.items.push(match checked {
-            Ok(fields) => Ok(Valid {
-                prompt_words: validate::word_count(&fields.prompt),
-                candidate: Candidate {
-                    id,
-                    category: r.category,
-                    domain: r.domain.clone(),
-                    prompt: fields.prompt,
-                    golds: fields.golds,
-                    durable: fields.durable,
-                    stale: fields.stale,
-                    custom_id: r.request.custom_id.clone(),
-                    model: r.request.model().to_string(),
-                    round: r.round,
-                    gold_repaired: false,
-                    needs_review: false,
-                },
-            }),
+        let item = match checked {
+            Ok(validate::Kept {
+                item: fields,
+                dropped,
+            }) => {
+                for gold in dropped {
+                    parsed.items.push(Err(reject(
+                        Reason::GoldVariantDropped.code(),
+                        gold.detail,
+                        Some(id.clone()),
+                        &value.to_string(),
+                    )));
+                }
+                Ok(Valid {
+                    prompt_words: validate::word_count(&fields.prompt),
+                    candidate: Candidate {
+                        id,
+                        category: r.category,
+                        domain: r.domain.clone(),
+                        prompt: fields.prompt,
+                        golds: fields.golds,
+                        durable: fields.durable,
+                        stale: fields.stale,
+                        custom_id: r.request.custom_id.clone(),
+                        model: r.request.model().to_string(),
+                        round: r.round,
+                        gold_repaired: false,
+                        needs_review: false,
+                    },
+                })
+            }
             Err(rejection) => Err(reject(
                 rejection.reason.code(),
                 rejection.detail,
                 Some(id),
                 &value.to_string(),
             )),
-        });
+        };
+        parsed.items.push(item);
     }
     parsed
 }

@@ -1,6 +1,7 @@
 //! The fixture corpus under `tests/fixtures/validation/`: items written the way different
-//! models write them, which must pass, and junk of every kind, which must be rejected with its
-//! code.
+//! models write them, which must be kept (with exactly the golds an item's `dropped` field names
+//! dropped), and junk of every kind, which must be rejected with its code; and the shipped
+//! templates' own example items, which must be kept whole.
 
 use super::*;
 
@@ -21,19 +22,34 @@ fn cases(text: &str) -> Vec<(Category, Value)> {
         .collect()
 }
 
-fn outcome(category: Category, value: &Value) -> Result<(), Rejection> {
+fn outcome(category: Category, value: &Value) -> Result<Kept, Rejection> {
     let fields = fields_from_value(category, value)?;
-    check_item(category, &fields, &Rules::default())
+    check_item(category, fields, &Rules::default())
 }
 
+/// Every item of the pass corpus is kept, with exactly the golds its `dropped` field names
+/// (none when it has no such field) dropped.
 #[test]
 fn every_surface_form_of_the_corpus_passes() {
     let failures: Vec<String> = cases(PASS)
         .iter()
         .filter_map(|(category, value)| {
-            outcome(*category, value)
-                .err()
-                .map(|r| format!("{category} [{}]: {r}", value["form"]))
+            let expected: Vec<&str> = value["dropped"]
+                .as_array()
+                .map(|golds| golds.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            match outcome(*category, value) {
+                Err(r) => Some(format!("{category} [{}]: {r}", value["form"])),
+                Ok(kept) => {
+                    let dropped: Vec<&str> = kept.dropped.iter().map(|d| d.gold.as_str()).collect();
+                    (dropped != expected).then(|| {
+                        format!(
+                            "{category} [{}]: dropped {dropped:?}, expected {expected:?}",
+                            value["form"]
+                        )
+                    })
+                }
+            }
         })
         .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -57,6 +73,27 @@ fn the_corpus_covers_every_structured_category_in_eight_forms_and_holds_v1s_exam
         .is_some_and(|p| p.starts_with("The security policy previously required Kubernetes"))));
 }
 
+/// A template whose own example the gate rejects, or strips of a gold, teaches the model
+/// to write what the gate then refuses.
+#[test]
+fn every_shipped_template_example_is_kept_whole() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts");
+    for category in Category::ALL {
+        let path = dir.join(crate::templates::category_file(category));
+        let text = std::fs::read_to_string(&path).expect("template");
+        let examples: Vec<Value> = text
+            .lines()
+            .filter_map(|line| serde_json::from_str(line.trim()).ok())
+            .filter(|value: &Value| value.get("prompt").is_some())
+            .collect();
+        assert!(!examples.is_empty(), "{category}: no example item");
+        for example in &examples {
+            let kept = outcome(category, example).map(|kept| kept.dropped);
+            assert_eq!(kept, Ok(Vec::new()), "{category}: {example}");
+        }
+    }
+}
+
 #[test]
 fn every_junk_item_is_rejected_with_its_code() {
     let failures: Vec<String> = cases(JUNK)
@@ -68,7 +105,7 @@ fn every_junk_item_is_rejected_with_its_code() {
                 other => Some(format!(
                     "{category} [{}]: expected {expected}, got {}",
                     value["form"],
-                    other.map_or_else(|r| r.to_string(), |()| "ok".into())
+                    other.map_or_else(|r| r.to_string(), |_| "ok".into())
                 )),
             }
         })

@@ -1,15 +1,20 @@
 //! The rules for golds: each is a short, specific answer (never a placeholder, a lone letter, a
-//! machine-made token or reply debris), all of them are variants of one answer, and a reasoning gold is one
-//! number. Each rule reads the gold the way the card's grader will.
+//! machine-made token or reply debris), all of them are variants of one answer (a doubtful one is
+//! dropped, a distinct fact rejects the item), and a reasoning gold is one number. Each rule reads the gold the way the card's grader will.
 
-use super::quantity::{numbers_in, NumberKey};
+use super::quantity::{clock_time, numbers_in, same_value, Clock, NumberKey, TimeUnit};
 use super::text::{unbalanced, word_count};
 use super::{reject, Reason, Rejection, Rules};
 use crate::grade::norm;
 use crate::record::Category;
 
-/// Applies the gold rules in `Reason::all()` order.
-pub fn check(category: Category, golds: &[String], rules: &Rules) -> Result<(), Rejection> {
+/// Applies the gold rules that need no context, in `Reason::all()` order, and tells how every
+/// gold after the first stands to it.
+pub fn check(
+    category: Category,
+    golds: &[String],
+    rules: &Rules,
+) -> Result<Vec<Variant>, Rejection> {
     if golds.is_empty() {
         return reject(Reason::EmptyGolds, "`golds` is empty");
     }
@@ -62,16 +67,23 @@ pub fn check(category: Category, golds: &[String], rules: &Rules) -> Result<(), 
             ),
         );
     }
-    check_one_answer(&read)?;
+    let variants = variants(&read)?;
     if category.is_numeric() {
-        if let Some(gold) = golds.iter().find(|gold| numbers_in(gold).len() != 1) {
+        let doubtful = |variant: &Variant| matches!(variant, Variant::Doubtful(_));
+        let kept_variants = golds.iter().skip(1).zip(&variants);
+        let mut kept = golds.iter().take(1).chain(
+            kept_variants
+                .filter(|(_, variant)| !doubtful(variant))
+                .map(|(gold, _)| gold),
+        );
+        if let Some(gold) = kept.find(|gold| numbers_in(gold).len() != 1) {
             return reject(
                 Reason::GoldNotNumeric,
                 format!("gold {gold:?} must contain exactly one number"),
             );
         }
     }
-    Ok(())
+    Ok(variants)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -195,17 +207,42 @@ fn is_random_token(run: &str) -> bool {
 // ---------------------------------------------------------------------------------------------
 // Golds are variants of one answer.
 //
-// Heuristic: every gold must agree with the first gold. Two golds agree when
-// - both contain numbers: their sets of numeric values are equal (`$1,250` = `1250 USD`,
-//   `1.2M` = `1,200,000`, `v1.25` = `kubernetes 1.25`; a dotted version `2.3.1` is compared as
-//   text), and they do not name different time units (`4 hours` ≠ `4 days`);
-// - otherwise: one's compact form (lower-case letters and digits only) contains the other's
-//   (`Postgres` ⊂ `PostgreSQL`, `us-east-1` = `us east 1`), or they share a content word of
-//   three or more letters that is not a stop word or a generic unit/noun (`region`, `days`…).
-// So `["SOC 2","ISO 27001"]`, `["3 days","5 days"]` and `["PCI DSS","SOC 2"]` fail. It cannot
-// see that `429` and `Too Many Requests` are one answer (rejected), nor that `east region` and
-// `west region` are two (accepted only if they share a non-generic word; `region` is generic).
+// Every gold is compared with the first gold, the item's key, and read as one of:
+// - the same value (`Variant::Same`). When both hold numbers: the numbers are equal, read in
+//   any form the gate knows: thousands separators and `k`/`M`/`B` (`1.2M` = `1,200,000`), a
+//   length in another exact unit (`72 hours` = `3 days`), the 12- and 24-hour clock (`3:30 pm`
+//   = `15:30 ET`), a percent and its fraction (`10%` = `0.1`); a dotted version (`2.3.1`) is
+//   compared as text, and different time units with one number differ (`4 hours` ≠ `4 days`).
+//   Otherwise: one's compact form (lower-case letters and digits only, a spoken `double`,
+//   `triple` or `quad` letter written out) holds the other's (`Postgres` ⊂ `PostgreSQL`,
+//   `us-east-1` = `us east 1`, `quad-A record` ⊃ `AAAA`), or they share a content word of
+//   three or more letters that is not a stop word or a generic unit or noun;
+// - doubtful (`Variant::Doubtful`): perhaps the same value, but the gate cannot confirm it: a
+//   12-hour time without am or pm (`3:30` beside `15:30`), a length in months or years beside
+//   one in days or weeks, or a quantity beside words with no number (`429` beside `Too Many
+//   Requests`). It is dropped and the item kept;
+// - else a distinct fact, and the item is rejected: numbers that differ (`3 days` ≠ `5 days`,
+//   `SOC 2` ≠ `ISO 27001`), or names with nothing in common (`PCI DSS` / `SOC 2`, `Alice Chen`
+//   / `Bob Smith`, `east region` / `west region`: `region` is generic). It cannot see that
+//   `Kubernetes` and `K8s` are one answer (rejected).
 // ---------------------------------------------------------------------------------------------
+
+/// How a gold stands to the first gold, the item's key, when it is not a distinct fact.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Variant {
+    /// The same value, read as the gate reads numbers, clocks, units and names.
+    Same,
+    /// Perhaps the same value, which the gate cannot confirm; why.
+    Doubtful(String),
+}
+
+/// A gold dropped from a kept item because it may not be the key's value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DroppedGold {
+    pub gold: String,
+    /// Why it is in doubt, naming the first gold.
+    pub detail: String,
+}
 
 /// Words too common to show that two golds name the same thing (whitespace-separated).
 const GENERIC_WORDS: &[&str] = &[
@@ -285,29 +322,81 @@ const GENERIC_WORDS: &[&str] = &[
     "latest",
 ];
 
+/// How far apart, as a share of the longer, a length in months or years may be from one in days
+/// or weeks and still read as a doubtful variant of it (`30 days` beside `1 month`).
+const ROUGHLY_EQUAL_LENGTHS: f64 = 0.03;
+
 /// What two golds are compared by: their numbers, read once; the rest of the shape is read from
 /// the normalised text only when a comparison needs it.
 struct GoldShape<'g> {
+    gold: &'g str,
     numbers: Vec<NumberKey>,
     normalised: &'g str,
 }
 
 impl<'g> GoldShape<'g> {
     /// The shape of `gold`, which the grader normalises to `normalised`.
-    fn of(gold: &str, normalised: &'g str) -> GoldShape<'g> {
+    fn of(gold: &'g str, normalised: &'g str) -> GoldShape<'g> {
         GoldShape {
+            gold,
             numbers: numbers_in(gold),
             normalised,
         }
     }
 
-    fn time_unit(&self) -> Option<&'static str> {
-        self.normalised.split_whitespace().find_map(time_unit)
+    /// Every time unit the gold names, as a word (`4 hours`) or after its number (`72h`).
+    fn time_units(&self) -> impl Iterator<Item = TimeUnit> + 'g {
+        self.normalised
+            .split_whitespace()
+            .filter_map(TimeUnit::of_token)
     }
 
-    /// Lower-case letters and digits only.
+    /// One number in one time unit: `72 hours`, `1.5h`.
+    fn length(&self) -> Option<(f64, TimeUnit)> {
+        let [NumberKey::Value(value)] = self.numbers.as_slice() else {
+            return None;
+        };
+        let mut units = self.time_units();
+        let unit = units.next()?;
+        units.next().is_none().then_some((*value, unit))
+    }
+
+    fn is_percent(&self) -> bool {
+        self.gold.contains('%')
+            || self
+                .normalised
+                .split_whitespace()
+                .any(|word| word == "percent" || word == "pct")
+    }
+
+    /// Opens with its number, as a quantity does (`429`, `6 years`, `$1,250`), not with a name.
+    fn is_quantity(&self) -> bool {
+        self.gold
+            .trim_start()
+            .trim_start_matches(['$', '€', '£', '~', '+', '-'])
+            .starts_with(|c: char| c.is_ascii_digit())
+    }
+
+    /// Lower-case letters and digits only, with a spoken repeat written out (`quad a` → `aaaa`).
     fn compact(&self) -> String {
-        self.normalised.split(' ').collect()
+        let mut compact = String::with_capacity(self.normalised.len());
+        let mut words = self.normalised.split_whitespace().peekable();
+        while let Some(word) = words.next() {
+            let repeat = match word {
+                "double" => 2,
+                "triple" => 3,
+                "quad" | "quadruple" => 4,
+                _ => 1,
+            };
+            match words.peek() {
+                Some(next) if repeat > 1 && next.len() == 1 => {
+                    compact.push_str(&next.repeat(repeat));
+                    words.next();
+                }
+                _ => compact.push_str(word),
+            }
+        }
+        compact
     }
 
     /// The words that can show two golds name the same thing.
@@ -319,23 +408,94 @@ impl<'g> GoldShape<'g> {
         })
     }
 
-    fn same_answer(&self, other: &GoldShape) -> bool {
-        if !self.numbers.is_empty() && !other.numbers.is_empty() {
-            let units_agree = match (self.time_unit(), other.time_unit()) {
-                (Some(a), Some(b)) => a == b,
-                _ => true,
-            };
-            return units_agree
-                && covers(&self.numbers, &other.numbers)
-                && covers(&other.numbers, &self.numbers);
+    /// How this gold stands to `key`, or `None` when it is a distinct fact.
+    fn variant_of(&self, key: &GoldShape) -> Option<Variant> {
+        if !self.numbers.is_empty() && !key.numbers.is_empty() {
+            return self.numeric_variant_of(key);
         }
-        let (mine, theirs) = (self.compact(), other.compact());
-        mine.contains(&theirs)
-            || theirs.contains(&mine)
-            || self
-                .content_words()
-                .any(|word| other.content_words().any(|their| their == word))
+        let (mine, theirs) = (self.compact(), key.compact());
+        if mine.contains(&theirs) || theirs.contains(&mine) {
+            return Some(Variant::Same);
+        }
+        if self
+            .content_words()
+            .any(|word| key.content_words().any(|theirs| theirs == word))
+        {
+            return Some(Variant::Same);
+        }
+        let (quantity, words) = if self.numbers.is_empty() {
+            (key, self)
+        } else {
+            (self, key)
+        };
+        quantity.is_quantity().then(|| {
+            Variant::Doubtful(format!(
+                "{:?} has no number, so it cannot be read as the quantity {:?}",
+                words.gold, quantity.gold
+            ))
+        })
     }
+
+    fn numeric_variant_of(&self, key: &GoldShape) -> Option<Variant> {
+        if let (Some(mine), Some(theirs)) = (clock_time(self.gold), clock_time(key.gold)) {
+            return clock_variant((mine, self.gold), (theirs, key.gold));
+        }
+        if let (Some(mine), Some(theirs)) = (self.length(), key.length()) {
+            return self.length_variant_of(mine, theirs, key.gold);
+        }
+        let units_agree = match (self.time_units().next(), key.time_units().next()) {
+            (Some(a), Some(b)) => a == b,
+            _ => true,
+        };
+        let same_numbers =
+            covers(&self.numbers, &key.numbers) && covers(&key.numbers, &self.numbers);
+        (units_agree && same_numbers || self.is_share_of(key) || key.is_share_of(self))
+            .then_some(Variant::Same)
+    }
+
+    fn length_variant_of(
+        &self,
+        (value, unit): (f64, TimeUnit),
+        (key_value, key_unit): (f64, TimeUnit),
+        key_gold: &str,
+    ) -> Option<Variant> {
+        let (length, key_length) = (value * unit.seconds(), key_value * key_unit.seconds());
+        if unit.is_calendar() == key_unit.is_calendar() {
+            return same_value(length, key_length).then_some(Variant::Same);
+        }
+        let near = (length - key_length).abs() <= ROUGHLY_EQUAL_LENGTHS * length.max(key_length);
+        near.then(|| {
+            Variant::Doubtful(format!(
+                "{:?} and {key_gold:?} are the same length only roughly: a month or a year is not \
+                 a whole number of days",
+                self.gold
+            ))
+        })
+    }
+
+    /// This gold is a percent and `fraction` the same share as a fraction: `10%` and `0.1`.
+    fn is_share_of(&self, fraction: &GoldShape) -> bool {
+        match (self.numbers.as_slice(), fraction.numbers.as_slice()) {
+            ([NumberKey::Value(percent)], [NumberKey::Value(share)]) => {
+                self.is_percent() && !fraction.is_percent() && same_value(percent / 100.0, *share)
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Two times of day: the same, or half a day apart where one lacks am or pm (doubtful).
+fn clock_variant((clock, gold): (Clock, &str), (key, key_gold): (Clock, &str)) -> Option<Variant> {
+    if clock.minutes == key.minutes {
+        return Some(Variant::Same);
+    }
+    let half_a_day_apart = clock.minutes.abs_diff(key.minutes) == 12 * 60;
+    (half_a_day_apart && !(clock.meridiem && key.meridiem)).then(|| {
+        Variant::Doubtful(format!(
+            "{gold:?} and {key_gold:?} are the same time of day only on a 12-hour clock read \
+             without am or pm"
+        ))
+    })
 }
 
 fn covers(these: &[NumberKey], those: &[NumberKey]) -> bool {
@@ -344,36 +504,47 @@ fn covers(these: &[NumberKey], those: &[NumberKey]) -> bool {
         .all(|number| these.iter().any(|mine| mine.same(number)))
 }
 
-fn time_unit(word: &str) -> Option<&'static str> {
-    Some(match word {
-        "ms" | "millisecond" | "milliseconds" => "millisecond",
-        "s" | "sec" | "secs" | "second" | "seconds" => "second",
-        "min" | "mins" | "minute" | "minutes" => "minute",
-        "h" | "hr" | "hrs" | "hour" | "hours" => "hour",
-        "day" | "days" => "day",
-        "week" | "weeks" => "week",
-        "month" | "months" => "month",
-        "yr" | "yrs" | "year" | "years" => "year",
-        _ => return None,
-    })
+/// How every gold after the first (each with its normalised form) stands to the first; a
+/// distinct fact rejects the item.
+fn variants(golds: &[(&str, &str)]) -> Result<Vec<Variant>, Rejection> {
+    let Some(((first, first_normalised), rest)) = golds.split_first() else {
+        return Ok(Vec::new());
+    };
+    let key = GoldShape::of(first, first_normalised);
+    rest.iter()
+        .map(|(gold, normalised)| {
+            GoldShape::of(gold, normalised)
+                .variant_of(&key)
+                .ok_or_else(|| Rejection {
+                    reason: Reason::GoldsDistinctFacts,
+                    detail: format!("gold {gold:?} is not a variant of the first gold {first:?}"),
+                })
+        })
+        .collect()
 }
 
-/// Every gold of `golds` (each with its normalised form) is a variant of the first.
-fn check_one_answer(golds: &[(&str, &str)]) -> Result<(), Rejection> {
-    let Some(((first, first_normalised), rest)) = golds.split_first() else {
-        return Ok(());
+/// Splits `golds` into those kept and those dropped: every doubtful variant of the first gold.
+pub fn drop_doubtful(
+    golds: Vec<String>,
+    variants: Vec<Variant>,
+) -> (Vec<String>, Vec<DroppedGold>) {
+    let mut golds = golds.into_iter();
+    let Some(key) = golds.next() else {
+        return (Vec::new(), Vec::new());
     };
-    let first_shape = GoldShape::of(first, first_normalised);
-    match rest
-        .iter()
-        .map(|(gold, normalised)| (gold, GoldShape::of(gold, normalised)))
-        .find(|(_, shape)| !first_shape.same_answer(shape))
-        .map(|(gold, _)| gold)
-    {
-        Some(other) => reject(
-            Reason::GoldsDistinctFacts,
-            format!("gold {other:?} is not a variant of the first gold {first:?}"),
-        ),
-        None => Ok(()),
+    let mut variants_kept = Vec::new();
+    let mut dropped = Vec::new();
+    for (gold, variant) in golds.zip(variants) {
+        match variant {
+            Variant::Doubtful(why) => dropped.push(DroppedGold {
+                detail: format!(
+                    "gold {gold:?} was dropped and the item kept with its first gold {key:?}: {why}"
+                ),
+                gold,
+            }),
+            Variant::Same => variants_kept.push(gold),
+        }
     }
+    let kept = std::iter::once(key).chain(variants_kept).collect();
+    (kept, dropped)
 }

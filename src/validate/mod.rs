@@ -2,7 +2,9 @@
 //! recognised by what the card says it is, in whatever surface form the model wrote it (see the
 //! structure modules), junk is refused whatever its category, and every "is the answer there"
 //! rule uses the card's grading function on the parsed parts (the context and the question), so
-//! it means exactly what a grader would see. Every rule has a stable reason code.
+//! it means exactly what a grader would see. Every rule has a stable reason code. A gold that may
+//! not be the key's value is dropped from an item that is otherwise kept, with a note that says
+//! why.
 
 #[cfg(test)]
 mod corpus;
@@ -17,6 +19,7 @@ mod schema;
 mod snippets;
 mod text;
 
+pub use golds::DroppedGold;
 pub use question::Placement;
 pub use reason::{Reason, Rejection};
 pub use schema::{reply_schema, Patterns};
@@ -101,6 +104,14 @@ pub struct ItemFields {
     pub golds: Vec<String>,
     pub durable: Option<Vec<String>>,
     pub stale: Option<Vec<String>>,
+}
+
+/// An item the gate keeps: its fields, with every doubtful gold variant dropped, and a note for
+/// each gold dropped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kept {
+    pub item: ItemFields,
+    pub dropped: Vec<DroppedGold>,
 }
 
 /// Reads the required fields of one reply item and checks their JSON types. Other keys, and
@@ -282,8 +293,13 @@ fn structure_of<'p>(
 }
 
 /// Applies every per-item rule of `category`, in `Reason::all()` order; the first failure is
-/// returned. The bloat rule needs the plain twin's prompts and lives in `check_bloated`.
-pub fn check_item(category: Category, item: &ItemFields, rules: &Rules) -> Result<(), Rejection> {
+/// returned, else the item with its doubtful gold variants dropped. The bloat rule needs the
+/// plain twin's prompts and lives in `check_bloated`.
+pub fn check_item(
+    category: Category,
+    mut item: ItemFields,
+    rules: &Rules,
+) -> Result<Kept, Rejection> {
     let prompt = item.prompt.as_str();
     if prompt.trim().is_empty() {
         return reject(Reason::EmptyPrompt, "the prompt is blank");
@@ -293,8 +309,10 @@ pub fn check_item(category: Category, item: &ItemFields, rules: &Rules) -> Resul
     junk::check_complete(prompt)?;
     let reading = question::read(prompt);
     reading.find(Placement::Anywhere, layout(category).instruction_asks)?;
-    golds::check(category, &item.golds, rules)?;
+    let variants = golds::check(category, &item.golds, rules)?;
     let parts = structure_of(category, &reading, prompt, rules)?;
+    let (kept, dropped) = golds::drop_doubtful(std::mem::take(&mut item.golds), variants);
+    item.golds = kept;
     match (layout(category).answer, parts.context) {
         (AnswerSource::Outside, _) if graded(prompt, &item.golds) => {
             return reject(
@@ -327,9 +345,9 @@ pub fn check_item(category: Category, item: &ItemFields, rules: &Rules) -> Resul
         _ => {}
     }
     if category.is_memory() {
-        memory::check_annotations(category, item, parts.context.unwrap_or(prompt))?;
+        memory::check_annotations(category, &item, parts.context.unwrap_or(prompt))?;
     }
-    Ok(())
+    Ok(Kept { item, dropped })
 }
 
 /// Bloated prompts must have at least `bloat_factor` × the median word count of the plain twin's

@@ -20,7 +20,8 @@ pub(super) fn reject<T>(reason: Reason, detail: impl Into<String>) -> Result<T, 
 }
 
 /// Every rule an item can fail, in the order `fields_from_value`, `check_item`, the author
-/// stage's check against the template examples and `check_bloated` apply them.
+/// stage's check against the template examples and `check_bloated` apply them, and last the
+/// one note that is not a failure: a doubtful gold variant dropped from a kept item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Reason {
     MissingField,
@@ -54,6 +55,7 @@ pub enum Reason {
     StaleGradedCorrect,
     CopiesTemplateExample,
     NotBloated,
+    GoldVariantDropped,
 }
 
 impl Reason {
@@ -90,6 +92,7 @@ impl Reason {
             Reason::StaleGradedCorrect,
             Reason::CopiesTemplateExample,
             Reason::NotBloated,
+            Reason::GoldVariantDropped,
         ]
     }
 
@@ -126,6 +129,7 @@ impl Reason {
             Reason::StaleGradedCorrect => "stale_graded_correct",
             Reason::CopiesTemplateExample => "copies_template_example",
             Reason::NotBloated => "not_bloated",
+            Reason::GoldVariantDropped => "gold_variant_dropped",
         }
     }
 
@@ -211,6 +215,11 @@ impl Reason {
                  duplicate prompt by the release's dedup rule (`assemble.near_dup_threshold`)"
             }
             Reason::NotBloated => "a bloated prompt is too short compared to its plain twin",
+            Reason::GoldVariantDropped => {
+                "a note, not a reject: a gold that may not be the first gold's value (a 12-hour \
+                 time without am or pm, months beside days, or words beside a number) \
+                 was dropped, and the item kept with its other golds"
+            }
         }
     }
 }

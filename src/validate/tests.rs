@@ -26,7 +26,7 @@ fn memory(prompt: &str, golds: &[&str], durable: &[&str], stale: &[&str]) -> Ite
 }
 
 fn outcome(category: Category, item: &ItemFields) -> &'static str {
-    check_item(category, item, &Rules::default()).map_or_else(|r| r.reason.code(), |()| "ok")
+    check_item(category, item.clone(), &Rules::default()).map_or_else(|r| r.reason.code(), |_| "ok")
 }
 
 fn golds_outcome(golds: &[&str]) -> &'static str {
@@ -37,6 +37,25 @@ fn golds_outcome(golds: &[&str]) -> &'static str {
             golds,
         ),
     )
+}
+
+/// The golds dropped from the golds-only item of `golds`, or its reject code.
+fn dropped_golds(golds: &[&str]) -> Result<Vec<String>, &'static str> {
+    dropped_golds_of(
+        Category::TechnicalCode,
+        "Which value does the audit log retention setting use by default?",
+        golds,
+    )
+}
+
+fn dropped_golds_of(
+    category: Category,
+    prompt: &str,
+    golds: &[&str],
+) -> Result<Vec<String>, &'static str> {
+    check_item(category, item(prompt, golds), &Rules::default())
+        .map(|kept| kept.dropped.into_iter().map(|d| d.gold).collect())
+        .map_err(|r| r.reason.code())
 }
 
 fn words(n: usize, word: &str) -> String {
@@ -91,7 +110,7 @@ fn every_reason_has_a_unique_snake_case_code_and_a_meaning() {
 fn rejection_displays_code_and_detail() {
     let rejection = check_item(
         Category::SimpleFactual,
-        &item("Which port does PostgreSQL listen on by default?", &[]),
+        item("Which port does PostgreSQL listen on by default?", &[]),
         &Rules::default(),
     )
     .unwrap_err();
@@ -190,7 +209,7 @@ fn gold_too_long() {
     };
     assert!(check_item(
         Category::TechnicalCode,
-        &item(
+        item(
             "Which retention applies to the audit logs by default?",
             &["the retention is 400 days"]
         ),
@@ -213,10 +232,55 @@ fn golds_that_are_variants_of_one_answer_pass() {
         &["TLS 1.3", "TLSv1.3"],
         &["DaemonSet", "daemon set"],
         &["v2.3.1", "release 2.3.1"],
+        &["15:30 ET", "15:30", "3:30 pm"],
+        &["17:00", "5 p.m."],
+        &["10%", "0.1", "10 percent"],
+        &["AAAA", "AAAA record", "quad-A record"],
+        &["72 hours", "3 days", "72h"],
+        &["18 months", "1.5 years"],
     ];
     for golds in variants {
-        assert_eq!(golds_outcome(golds), "ok", "{golds:?}");
+        assert_eq!(dropped_golds(golds), Ok(Vec::new()), "{golds:?}");
     }
+}
+
+#[test]
+fn a_doubtful_variant_is_dropped_and_the_item_kept_with_its_key() {
+    let cases: &[(&[&str], &[&str])] = &[
+        (&["15:30", "3:30"], &["3:30"]),
+        (&["429", "Too Many Requests"], &["Too Many Requests"]),
+        (&["30 days", "30", "1 month"], &["1 month"]),
+        (&["6 years", "six years"], &["six years"]),
+    ];
+    for (golds, dropped) in cases {
+        assert_eq!(dropped_golds(golds), Ok(strings(dropped)), "{golds:?}");
+    }
+    let prompt =
+        "Which status code does an API gateway return when a client exceeds its rate limit?";
+    let kept = check_item(
+        Category::TechnicalCode,
+        item(prompt, &["429", "HTTP 429", "Too Many Requests"]),
+        &Rules::default(),
+    )
+    .expect("kept");
+    assert_eq!(kept.item.golds, ["429", "HTTP 429"]);
+    let [note] = kept.dropped.as_slice() else {
+        panic!("one gold dropped: {:?}", kept.dropped);
+    };
+    assert!(
+        note.detail.contains("\"Too Many Requests\"") && note.detail.contains("\"429\""),
+        "{}",
+        note.detail
+    );
+    let reasoning = "A service promises 99.9% availability over a 30-day month: how many \
+                     minutes of downtime are allowed before the SLA is breached?";
+    let words_beside_the_number = item(reasoning, &["43.2", "forty-three point two"]);
+    let kept = check_item(
+        Category::Reasoning,
+        words_beside_the_number,
+        &Rules::default(),
+    );
+    assert_eq!(kept.map(|kept| kept.item.golds), Ok(strings(&["43.2"])));
 }
 
 #[test]
@@ -230,6 +294,8 @@ fn golds_distinct_facts() {
         &["v2.3.1", "v2.3.2"],
         &["1.25", "1.25", "1.22"],
         &["east region", "west region"],
+        &["4h", "4 days"],
+        &["15:30", "16:30"],
     ];
     for golds in distinct {
         assert_eq!(golds_outcome(golds), "golds_distinct_facts", "{golds:?}");
