@@ -5,6 +5,7 @@
 use super::quantity::{clock_time, numbers_in, same_value, Clock, NumberKey, TimeUnit};
 use super::text::{unbalanced, word_count};
 use super::{reject, Reason, Rejection, Rules};
+use crate::dedup::normalise;
 use crate::grade::norm;
 use crate::record::Category;
 
@@ -215,12 +216,14 @@ fn is_random_token(run: &str) -> bool {
 //   compared as text, and different time units with one number differ (`4 hours` ≠ `4 days`).
 //   Otherwise: one's compact form (lower-case letters and digits only, a spoken `double`,
 //   `triple` or `quad` letter written out) holds the other's (`Postgres` ⊂ `PostgreSQL`,
-//   `us-east-1` = `us east 1`, `quad-A record` ⊃ `AAAA`), or they share a content word of
-//   three or more letters that is not a stop word or a generic unit or noun;
+//   `us-east-1` = `us east 1`, `quad-A record` ⊃ `AAAA`);
+// - a name sharing a content word of three or more letters that is not a stop word or a
+//   generic unit or noun (`Variant::SharesWord`): one answer, unless the context names each
+//   apart from the other, as the value of its own subject (`check_subjects`);
 // - doubtful (`Variant::Doubtful`): perhaps the same value, but the gate cannot confirm it: a
 //   12-hour time without am or pm (`3:30` beside `15:30`), a length in months or years beside
 //   one in days or weeks, or a quantity beside words with no number (`429` beside `Too Many
-//   Requests`). It is dropped and the item kept;
+//   Requests`). It is dropped and the item kept, unless the context names it apart from the key;
 // - else a distinct fact, and the item is rejected: numbers that differ (`3 days` ≠ `5 days`,
 //   `SOC 2` ≠ `ISO 27001`), or names with nothing in common (`PCI DSS` / `SOC 2`, `Alice Chen`
 //   / `Bob Smith`, `east region` / `west region`: `region` is generic). It cannot see that
@@ -232,6 +235,8 @@ fn is_random_token(run: &str) -> bool {
 pub enum Variant {
     /// The same value, read as the gate reads numbers, clocks, units and names.
     Same,
+    /// A name sharing a word with the key: one answer unless the context names each apart.
+    SharesWord,
     /// Perhaps the same value, which the gate cannot confirm; why.
     Doubtful(String),
 }
@@ -421,7 +426,7 @@ impl<'g> GoldShape<'g> {
             .content_words()
             .any(|word| key.content_words().any(|theirs| theirs == word))
         {
-            return Some(Variant::Same);
+            return Some(Variant::SharesWord);
         }
         let (quantity, words) = if self.numbers.is_empty() {
             (key, self)
@@ -523,6 +528,54 @@ fn variants(golds: &[(&str, &str)]) -> Result<Vec<Variant>, Rejection> {
         .collect()
 }
 
+/// Golds the gate reads as one answer only by a shared word, or doubtfully, are distinct facts
+/// when the context names each apart from the other: each the value of its own subject
+/// (`EMEA runs Dynamics 365 Sales, APAC runs Salesforce Sales Cloud`), however many words each
+/// has. Two mentions that overlap or stand side by side (`eu-central-1 (Frankfurt)`) are one.
+pub fn check_subjects(
+    golds: &[String],
+    variants: &[Variant],
+    context: &str,
+    context_name: &str,
+) -> Result<(), Rejection> {
+    let Some((key, rest)) = golds.split_first() else {
+        return Ok(());
+    };
+    let mut unsure = rest
+        .iter()
+        .zip(variants)
+        .filter(|(_, variant)| **variant != Variant::Same)
+        .map(|(gold, _)| gold)
+        .peekable();
+    if unsure.peek().is_none() {
+        return Ok(());
+    }
+    let text = normalise(context);
+    let key_mentions = word_spans(&text, &normalise(key));
+    if key_mentions.is_empty() {
+        return Ok(());
+    }
+    let apart = |(start, end): (usize, usize), (other_start, other_end): (usize, usize)| {
+        end + 1 < other_start || other_end + 1 < start
+    };
+    match unsure.find(|gold| {
+        let mentions = word_spans(&text, &normalise(gold));
+        !mentions.is_empty()
+            && mentions
+                .iter()
+                .all(|mention| key_mentions.iter().all(|key| apart(*key, *mention)))
+    }) {
+        Some(gold) => reject(
+            Reason::GoldsDistinctFacts,
+            format!(
+                "gold {gold:?} and the first gold {key:?} are each named apart in the \
+                 {context_name}: the values of two different subjects"
+            ),
+        ),
+        None => Ok(()),
+    }
+}
+
 /// Splits `golds` into those kept and those dropped: every doubtful variant of the first gold.
 pub fn drop_doubtful(
     golds: Vec<String>,
@@ -542,9 +595,43 @@ pub fn drop_doubtful(
                 ),
                 gold,
             }),
-            Variant::Same => variants_kept.push(gold),
+            Variant::Same | Variant::SharesWord => variants_kept.push(gold),
         }
     }
     let kept = std::iter::once(key).chain(variants_kept).collect();
     (kept, dropped)
+}
+
+/// Where `words` stands in `text` as whole words (both as [`normalise`] makes them):
+/// each mention's start and end.
+fn word_spans(text: &str, words: &str) -> Vec<(usize, usize)> {
+    if words.is_empty() {
+        return Vec::new();
+    }
+    let bytes = text.as_bytes();
+    let at_boundary =
+        |at: Option<usize>| at.is_none_or(|at| bytes.get(at).is_none_or(|b| *b == b' '));
+    let mut spans = Vec::new();
+    let mut from = 0;
+    while let Some(found) = text.get(from..).and_then(|rest| rest.find(words)) {
+        let (start, end) = (from + found, from + found + words.len());
+        if at_boundary(start.checked_sub(1)) && at_boundary(Some(end)) {
+            spans.push((start, end));
+        }
+        from = start + 1;
+    }
+    spans
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn word_spans_are_whole_words_even_where_mentions_overlap() {
+        assert_eq!(word_spans("a a a", "a a"), [(0, 3), (2, 5)]);
+        assert_eq!(word_spans("sales cloud salesforce", "sales"), [(0, 5)]);
+        assert_eq!(word_spans("salesforce", "force"), []);
+        assert_eq!(word_spans("anything", ""), []);
+    }
 }

@@ -20,8 +20,9 @@ pub(super) fn reject<T>(reason: Reason, detail: impl Into<String>) -> Result<T, 
 }
 
 /// Every rule an item can fail, in the order `fields_from_value`, `check_item`, the author
-/// stage's check against the template examples and `check_bloated` apply them, and last the
-/// one note that is not a failure: a doubtful gold variant dropped from a kept item.
+/// stage's check against the template examples and `check_bloated` apply them (the golds' rule
+/// against the context, `GoldsDistinctFacts` by subject, runs once the context is found), and
+/// last the one note that is not a failure: a doubtful gold variant dropped from a kept item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Reason {
     MissingField,
@@ -169,7 +170,9 @@ impl Reason {
             }
             Reason::GoldTooLong => "a gold has more words than `author.max_gold_words`",
             Reason::GoldsDistinctFacts => {
-                "the golds are several distinct facts, not variants of one answer"
+                "the golds are several distinct facts, not variants of one answer: values that \
+                 differ (`3 days`, `5 days`), or each named apart in the context as the value of \
+                 its own subject"
             }
             Reason::GoldNotNumeric => "a reasoning gold is not exactly one number",
             Reason::NoQuestion => {

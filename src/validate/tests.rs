@@ -302,6 +302,40 @@ fn golds_distinct_facts() {
     }
 }
 
+const CRM_DIALOG: &str = "Customer: Our EMEA and APAC sales teams each picked their own CRM \
+    last year. Which one is each team on?\n\
+    Agent: The EMEA team runs Dynamics 365 Sales, and the APAC team runs Salesforce Sales Cloud.\n\
+    Customer: Thanks. And for the other one, what was it again?";
+
+#[test]
+fn golds_each_named_apart_in_the_context_are_distinct_facts() {
+    let two_teams = item(
+        CRM_DIALOG,
+        &["Dynamics 365 Sales", "Salesforce Sales Cloud"],
+    );
+    assert_eq!(
+        outcome(Category::Conversational, &two_teams),
+        "golds_distinct_facts"
+    );
+    let retention = "Customer: We run two workspaces, Atlas and Borealis. How long does each \
+        keep its audit logs?\n\
+        Agent: Atlas keeps audit logs for 30 days, and Borealis keeps them for one month.\n\
+        Customer: Understood. And how long does the second one keep them?";
+    assert_eq!(
+        outcome(
+            Category::Conversational,
+            &item(retention, &["one month", "30 days"])
+        ),
+        "golds_distinct_facts"
+    );
+    let side_by_side =
+        CRM_DIALOG.replace("Dynamics 365 Sales,", "Dynamics 365 Sales (Dynamics CRM),");
+    let one_team = item(&side_by_side, &["Dynamics 365 Sales", "Dynamics CRM"]);
+    assert_eq!(outcome(Category::Conversational, &one_team), "ok");
+    let shorter = item(CRM_DIALOG, &["Salesforce Sales Cloud", "Sales Cloud"]);
+    assert_eq!(outcome(Category::Conversational, &shorter), "ok");
+}
+
 #[test]
 fn gold_not_numeric() {
     let prompt = "A fleet serves 1,200 requests per second; each pod handles 150. How many pods?";
