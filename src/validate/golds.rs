@@ -1,6 +1,7 @@
 //! The rules for golds: each is a short, specific answer (never a placeholder, a lone letter, a
 //! machine-made token or reply debris), all of them are variants of one answer (a doubtful one is
-//! dropped, a distinct fact rejects the item), and a reasoning gold is one number. Each rule reads the gold the way the card's grader will.
+//! dropped, a distinct fact rejects the item), a gold is in the unit its question names, and a
+//! reasoning gold is one number. Each rule reads the gold the way the card's grader will.
 
 use super::quantity::{clock_time, numbers_in, same_value, Clock, NumberKey, TimeUnit};
 use super::text::{unbalanced, word_count};
@@ -222,8 +223,9 @@ fn is_random_token(run: &str) -> bool {
 //   apart from the other, as the value of its own subject (`check_subjects`);
 // - doubtful (`Variant::Doubtful`): perhaps the same value, but the gate cannot confirm it: a
 //   12-hour time without am or pm (`3:30` beside `15:30`), a length in months or years beside
-//   one in days or weeks, or a quantity beside words with no number (`429` beside `Too Many
-//   Requests`). It is dropped and the item kept, unless the context names it apart from the key;
+//   one in days or weeks, a quantity beside words with no number (`429` beside `Too Many
+//   Requests`), or (`check_unit`) another unit than the question asks for. It is dropped and
+//   the item kept, unless the context names it apart from the key;
 // - else a distinct fact, and the item is rejected: numbers that differ (`3 days` ≠ `5 days`,
 //   `SOC 2` ≠ `ISO 27001`), or names with nothing in common (`PCI DSS` / `SOC 2`, `Alice Chen`
 //   / `Bob Smith`, `east region` / `west region`: `region` is generic). It cannot see that
@@ -574,6 +576,83 @@ pub fn check_subjects(
         ),
         None => Ok(()),
     }
+}
+
+/// Words that may stand between `how many` (or `number of`, `in`) and the unit it asks for.
+const UNIT_ADJECTIVES: &[&str] = &[
+    "more",
+    "additional",
+    "extra",
+    "business",
+    "calendar",
+    "working",
+    "full",
+    "whole",
+    "total",
+    "consecutive",
+    "billable",
+    "remaining",
+];
+
+/// The time unit a question asks its answer in: `How many days…`, `the number of hours…`,
+/// `…, in minutes?`. Only spelled-out units count (`in s3` names no unit).
+fn asked_time_unit(question: &str) -> Option<TimeUnit> {
+    let normalised = norm(question);
+    let words: Vec<&str> = normalised.split_whitespace().collect();
+    words.iter().enumerate().find_map(|(at, word)| {
+        let after = match (*word, words.get(at + 1).copied()) {
+            ("how", Some("many")) | ("number", Some("of")) => at + 2,
+            ("in", _) => at + 1,
+            _ => return None,
+        };
+        let unit = words
+            .get(after..)?
+            .iter()
+            .find(|word| !UNIT_ADJECTIVES.contains(word))?;
+        TimeUnit::of_word(unit).filter(|_| unit.len() >= 3)
+    })
+}
+
+/// A question that names the unit of its answer (`How many days…`) wants golds in that unit: a
+/// first gold in another unit rejects the item (`6 years`), a variant in another unit is doubtful.
+pub fn check_unit(
+    question: &str,
+    golds: &[String],
+    variants: &mut [Variant],
+) -> Result<(), Rejection> {
+    let Some(asked) = asked_time_unit(question) else {
+        return Ok(());
+    };
+    let other_unit = |gold: &str| {
+        let units: Vec<TimeUnit> = norm(gold)
+            .split_whitespace()
+            .filter_map(TimeUnit::of_token)
+            .collect();
+        units.first().copied().filter(|_| !units.contains(&asked))
+    };
+    let Some((key, rest)) = golds.split_first() else {
+        return Ok(());
+    };
+    if let Some(unit) = other_unit(key) {
+        return reject(
+            Reason::GoldUnitMismatch,
+            format!(
+                "the question asks for {} and the first gold {key:?} is in {}",
+                asked.plural(),
+                unit.plural()
+            ),
+        );
+    }
+    for (gold, variant) in rest.iter().zip(variants.iter_mut()) {
+        if let Some(unit) = other_unit(gold) {
+            *variant = Variant::Doubtful(format!(
+                "{gold:?} is in {}, but the question asks for {}",
+                unit.plural(),
+                asked.plural()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Splits `golds` into those kept and those dropped: every doubtful variant of the first gold.

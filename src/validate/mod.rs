@@ -309,11 +309,12 @@ pub fn check_item(
     junk::check_complete(prompt)?;
     let reading = question::read(prompt);
     reading.find(Placement::Anywhere, layout(category).instruction_asks)?;
-    let variants = golds::check(category, &item.golds, rules)?;
+    let mut variants = golds::check(category, &item.golds, rules)?;
     let parts = structure_of(category, &reading, prompt, rules)?;
     if let Some(context) = parts.context {
         golds::check_subjects(&item.golds, &variants, context, context_name(category))?;
     }
+    golds::check_unit(parts.question, &item.golds, &mut variants)?;
     let (kept, dropped) = golds::drop_doubtful(std::mem::take(&mut item.golds), variants);
     item.golds = kept;
     match (layout(category).answer, parts.context) {

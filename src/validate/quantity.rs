@@ -59,6 +59,19 @@ impl TimeUnit {
         TimeUnit::of_word(suffix).filter(|_| !suffix.is_empty())
     }
 
+    pub fn plural(self) -> &'static str {
+        match self {
+            TimeUnit::Millisecond => "milliseconds",
+            TimeUnit::Second => "seconds",
+            TimeUnit::Minute => "minutes",
+            TimeUnit::Hour => "hours",
+            TimeUnit::Day => "days",
+            TimeUnit::Week => "weeks",
+            TimeUnit::Month => "months",
+            TimeUnit::Year => "years",
+        }
+    }
+
     /// Its length in seconds: a month and a year by the mean Gregorian calendar.
     pub fn seconds(self) -> f64 {
         const DAY: f64 = 86_400.0;

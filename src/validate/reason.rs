@@ -46,6 +46,7 @@ pub enum Reason {
     SnippetLabels,
     TurnStructure,
     MemoryBlock,
+    GoldUnitMismatch,
     GoldInPrompt,
     GoldNotInContext,
     GoldInQuestion,
@@ -83,6 +84,7 @@ impl Reason {
             Reason::SnippetLabels,
             Reason::TurnStructure,
             Reason::MemoryBlock,
+            Reason::GoldUnitMismatch,
             Reason::GoldInPrompt,
             Reason::GoldNotInContext,
             Reason::GoldInQuestion,
@@ -120,6 +122,7 @@ impl Reason {
             Reason::SnippetLabels => "snippet_labels",
             Reason::TurnStructure => "turn_structure",
             Reason::MemoryBlock => "memory_block",
+            Reason::GoldUnitMismatch => "gold_unit_mismatch",
             Reason::GoldInPrompt => "gold_in_prompt",
             Reason::GoldNotInContext => "gold_not_in_context",
             Reason::GoldInQuestion => "gold_in_question",
@@ -201,6 +204,10 @@ impl Reason {
                 "not the allowed number of stored facts (lines of a facts block, or sentences) \
                  before the question"
             }
+            Reason::GoldUnitMismatch => {
+                "the question names the unit of its answer (`How many days…`) and the first gold \
+                 is in another (`6 years`)"
+            }
             Reason::GoldInPrompt => "a gold is graded present in the prompt itself",
             Reason::GoldNotInContext => {
                 "no gold is graded present in the item's document, snippets, earlier turns or facts"
@@ -220,8 +227,8 @@ impl Reason {
             Reason::NotBloated => "a bloated prompt is too short compared to its plain twin",
             Reason::GoldVariantDropped => {
                 "a note, not a reject: a gold that may not be the first gold's value (a 12-hour \
-                 time without am or pm, months beside days, or words beside a number) \
-                 was dropped, and the item kept with its other golds"
+                 time without am or pm, months beside days, words beside a number, another unit \
+                 than the question asks) was dropped, and the item kept with its other golds"
             }
         }
     }

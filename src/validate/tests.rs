@@ -337,6 +337,49 @@ fn golds_each_named_apart_in_the_context_are_distinct_facts() {
 }
 
 #[test]
+fn gold_unit_mismatch() {
+    let tenant = |question: &str| {
+        format!(
+            "Memory:\n- tenant: Larkspur Dental Group\n- sso_provider: Azure AD\n\
+             - session_idle_timeout: 20 minutes\n- audit_log_retention: 6 years\n\n\
+             Question: {question}"
+        )
+    };
+    let outcome_of = |question: &str| {
+        let recall = memory(&tenant(question), &["6 years"], &["6 years"], &[]);
+        outcome(Category::MemoryRecall, &recall)
+    };
+    for question in [
+        "How many days of audit logs are retained?",
+        "How long, in days, are audit logs retained?",
+        "What is the number of calendar days that audit logs are retained?",
+    ] {
+        assert_eq!(outcome_of(question), "gold_unit_mismatch", "{question}");
+    }
+    for question in [
+        "How long are audit logs retained?",
+        "How many years of audit logs are retained?",
+        "How long must the tenant keep its audit logs, in years?",
+    ] {
+        assert_eq!(outcome_of(question), "ok", "{question}");
+    }
+    let reasoning = "A service promises 99.9% availability over a 30-day month: how many \
+                     minutes of downtime are allowed before the SLA is breached?";
+    assert_eq!(
+        outcome(Category::Reasoning, &item(reasoning, &["0.72 hours"])),
+        "gold_unit_mismatch"
+    );
+    assert_eq!(
+        dropped_golds_of(
+            Category::Reasoning,
+            reasoning,
+            &["43.2 minutes", "0.72 hours"]
+        ),
+        Ok(strings(&["0.72 hours"]))
+    );
+}
+
+#[test]
 fn gold_not_numeric() {
     let prompt = "A fleet serves 1,200 requests per second; each pod handles 150. How many pods?";
     assert_eq!(
