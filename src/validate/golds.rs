@@ -1,7 +1,8 @@
 //! The rules for golds: each is a short, specific answer (never a placeholder, a lone letter, a
 //! machine-made token or reply debris), all of them are variants of one answer (a doubtful one is
-//! dropped, a distinct fact rejects the item), a gold is in the unit its question names, and a
-//! reasoning gold is one number. Each rule reads the gold the way the card's grader will.
+//! dropped, a distinct fact rejects the item), a gold is in the unit its question names and, in
+//! a code question, not a number or code the prompt already states, and a reasoning gold is one
+//! number. Each rule reads the gold the way the card's grader will.
 
 use super::quantity::{clock_time, numbers_in, same_value, Clock, NumberKey, TimeUnit};
 use super::text::{unbalanced, word_count};
@@ -679,6 +680,29 @@ pub fn drop_doubtful(
     }
     let kept = std::iter::once(key).chain(variants_kept).collect();
     (kept, dropped)
+}
+
+/// A gold whose every number or code (`404`, `AAAA`, `KeyError`, `HTTP`) the prompt states as
+/// words of their own, so the prompt gives the answer away (`…returns a 404… Which HTTP status
+/// code…?` with `404` or `HTTP 404`). A gold without a number or code is left alone: a code
+/// question may use plain words in its prose (`timeout`, `From`).
+pub fn stated_code<'g>(prompt: &str, golds: &'g [String]) -> Option<&'g str> {
+    let mut text = None;
+    golds.iter().map(String::as_str).find(|gold| {
+        let mut codes = gold
+            .split_whitespace()
+            .filter(|token| is_code(token))
+            .peekable();
+        codes.peek().is_some() && {
+            let text: &str = text.get_or_insert_with(|| normalise(prompt));
+            codes.all(|code| !word_spans(text, &normalise(code)).is_empty())
+        }
+    })
+}
+
+/// A number or a code by its capitals (`404`, `AAAA`, `KeyError`), not a word of prose.
+fn is_code(token: &str) -> bool {
+    token.bytes().any(|b| b.is_ascii_digit()) || token.chars().skip(1).any(char::is_uppercase)
 }
 
 /// Where `words` stands in `text` as whole words (both as [`normalise`] makes them):

@@ -324,6 +324,17 @@ pub fn check_item(
                 format!("a gold of {:?} is graded present in the prompt", item.golds),
             );
         }
+        (AnswerSource::Anywhere, _) => {
+            if let Some(gold) = golds::stated_code(prompt, &item.golds) {
+                return reject(
+                    Reason::GoldInPrompt,
+                    format!(
+                        "the prompt states every number or code of gold {gold:?} as a word of \
+                         its own, so it gives the answer away"
+                    ),
+                );
+            }
+        }
         (AnswerSource::Context, Some(context)) => {
             if !graded(context, &item.golds) {
                 return reject(

@@ -208,7 +208,10 @@ impl Reason {
                 "the question names the unit of its answer (`How many days…`) and the first gold \
                  is in another (`6 years`)"
             }
-            Reason::GoldInPrompt => "a gold is graded present in the prompt itself",
+            Reason::GoldInPrompt => {
+                "a gold is graded present in the prompt itself; in technical_code, the prompt \
+                 states every number or code of a gold (`404`, `HTTP 404`) as a word of its own"
+            }
             Reason::GoldNotInContext => {
                 "no gold is graded present in the item's document, snippets, earlier turns or facts"
             }

@@ -380,6 +380,37 @@ fn gold_unit_mismatch() {
 }
 
 #[test]
+fn a_code_question_must_not_state_the_code_it_asks_for() {
+    let prompt = "Our product API returns a 404 whenever a client requests an archived SKU, \
+                  and the mobile team wants a friendlier message. Which HTTP status code \
+                  should the mobile client check for?";
+    for golds in [&["404"][..], &["HTTP 404"], &["404", "HTTP 404"]] {
+        assert_eq!(
+            outcome(Category::TechnicalCode, &item(prompt, golds)),
+            "gold_in_prompt",
+            "{golds:?}"
+        );
+    }
+    let untold = prompt.replace("returns a 404", "refuses the request");
+    assert_eq!(
+        outcome(
+            Category::TechnicalCode,
+            &item(&untold, &["404", "HTTP 404"])
+        ),
+        "ok"
+    );
+    let prose = "Code review question from the platform team. A Rust handler uses `?` on a \
+                 `serde_json::Error`. Which standard trait must the error type implement?";
+    assert_eq!(
+        outcome(
+            Category::TechnicalCode,
+            &item(prose, &["From", "From trait"])
+        ),
+        "ok"
+    );
+}
+
+#[test]
 fn gold_not_numeric() {
     let prompt = "A fleet serves 1,200 requests per second; each pod handles 150. How many pods?";
     assert_eq!(
