@@ -365,6 +365,20 @@ pub fn check_item(
     Ok(Kept { item, dropped })
 }
 
+/// The stored facts of a memory item's prompt: its fact lines (`- key: value`, bulleted or
+/// numbered) above the line of its question, each as [`crate::dedup::normalise`] makes it; none
+/// when the prompt states its facts otherwise.
+pub fn stored_facts(prompt: &str) -> Vec<String> {
+    let Ok(asked) = question::read(prompt).find(Placement::End, false) else {
+        return Vec::new();
+    };
+    let question_line = text::line_at(prompt, asked.start);
+    let context = prompt.get(..question_line.start).unwrap_or_default();
+    memory::fact_lines(context)
+        .map(crate::dedup::normalise)
+        .collect()
+}
+
 /// Bloated prompts must have at least `bloat_factor` × the median word count of the plain twin's
 /// valid prompts (when it has any) and never fewer than `min_bloated_words`.
 pub fn check_bloated(
