@@ -109,7 +109,7 @@ fn replies_by_category(c: &mut Criterion) {
                     .iter()
                     .filter(|v| {
                         validate::fields_from_value(request.category, v)
-                            .and_then(|f| validate::check_item(request.category, &f, &rules))
+                            .and_then(|f| validate::check_item(request.category, f, &rules))
                             .is_ok()
                     })
                     .count()

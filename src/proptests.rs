@@ -78,7 +78,7 @@ proptest! {
     fn item_validation_never_panics(value in any_json(), category in 0usize..10) {
         let category = Category::ALL[category];
         if let Ok(fields) = validate::fields_from_value(category, &value) {
-            let _ = validate::check_item(category, &fields, &validate::Rules::default());
+            let _ = validate::check_item(category, fields, &validate::Rules::default());
         }
     }
 
@@ -100,7 +100,7 @@ proptest! {
             durable: Some(vec!["400 days".into()]),
             stale: Some(Vec::new()),
         };
-        let _ = validate::check_item(category, &fields, &validate::Rules::default());
+        let _ = validate::check_item(category, fields, &validate::Rules::default());
     }
 
     #[test]

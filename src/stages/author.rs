@@ -51,38 +51,69 @@ pub struct Derived {
 /// after repair and audit have paid for it and with no round left to fill its place.
 pub struct TemplateExamples {
     by_category: BTreeMap<Category, ReferenceSet>,
+    /// The stored facts of each memory template's example: an item that keeps them with one
+    /// changed has copied the example, whatever question it asks.
+    stored_facts: BTreeMap<Category, Vec<Vec<String>>>,
 }
+
+/// Fewest of its example's facts a memory block repeats, all of them but one at most, to be a
+/// copy of the example.
+const MIN_REPEATED_FACTS: usize = 3;
 
 impl TemplateExamples {
     /// The examples of `templates`, compared by the release's near-duplicate `threshold`.
     pub fn of(templates: &Templates, threshold: f64) -> Result<TemplateExamples> {
         let mut by_category = BTreeMap::new();
+        let mut stored_facts = BTreeMap::new();
         for (category, template) in &templates.categories {
-            let set = ReferenceSet::new(&template.example_prompts(), threshold)?;
-            by_category.insert(*category, set);
+            let prompts = template.example_prompts();
+            if category.is_memory() {
+                let facts = prompts.iter().map(|p| validate::stored_facts(p)).collect();
+                stored_facts.insert(*category, facts);
+            }
+            by_category.insert(*category, ReferenceSet::new(&prompts, threshold)?);
         }
-        Ok(TemplateExamples { by_category })
+        Ok(TemplateExamples {
+            by_category,
+            stored_facts,
+        })
     }
 
     fn check(&self, category: Category, prompt: &str) -> Result<(), Rejection> {
-        let Some((_, kind)) = self
+        let example = crate::templates::example_item_name(category);
+        let copied = |detail: String| {
+            Err(Rejection {
+                reason: Reason::CopiesTemplateExample,
+                detail,
+            })
+        };
+        if let Some((_, kind)) = self
             .by_category
             .get(&category)
             .and_then(|set| set.duplicated(prompt))
-        else {
+        {
+            return copied(match kind {
+                DupKind::Exact => format!("the prompt is {example} after normalisation"),
+                DupKind::Near { similarity } => format!(
+                    "the prompt is a near duplicate (similarity {similarity:.2}) of {example}"
+                ),
+            });
+        }
+        let Some(examples) = self.stored_facts.get(&category) else {
             return Ok(());
         };
-        let example = crate::templates::example_item_name(category);
-        let detail = match kind {
-            DupKind::Exact => format!("the prompt is {example} after normalisation"),
-            DupKind::Near { similarity } => {
-                format!("the prompt is a near duplicate (similarity {similarity:.2}) of {example}")
-            }
-        };
-        Err(Rejection {
-            reason: Reason::CopiesTemplateExample,
-            detail,
-        })
+        let facts = validate::stored_facts(prompt);
+        match examples.iter().find_map(|theirs| {
+            let repeated = theirs.iter().filter(|fact| facts.contains(fact)).count();
+            (repeated >= MIN_REPEATED_FACTS && repeated + 1 >= theirs.len())
+                .then_some((repeated, theirs.len()))
+        }) {
+            Some((repeated, of)) => copied(format!(
+                "the memory block repeats {repeated} of the {of} facts of the memory block of \
+                 {example}"
+            )),
+            None => Ok(()),
+        }
     }
 }
 
@@ -453,35 +484,49 @@ fn parse_request(
     for (k, value) in items.items.iter().enumerate() {
         let id = format!("{}.r{}.{:04}.{k}", r.category, r.round, r.index);
         let checked = validate::fields_from_value(r.category, value).and_then(|fields| {
-            validate::check_item(r.category, &fields, rules)?;
-            examples.check(r.category, &fields.prompt)?;
-            Ok(fields)
+            let kept = validate::check_item(r.category, fields, rules)?;
+            examples.check(r.category, &kept.item.prompt)?;
+            Ok(kept)
         });
-        parsed.items.push(match checked {
-            Ok(fields) => Ok(Valid {
-                prompt_words: validate::word_count(&fields.prompt),
-                candidate: Candidate {
-                    id,
-                    category: r.category,
-                    domain: r.domain.clone(),
-                    prompt: fields.prompt,
-                    golds: fields.golds,
-                    durable: fields.durable,
-                    stale: fields.stale,
-                    custom_id: r.request.custom_id.clone(),
-                    model: r.request.model().to_string(),
-                    round: r.round,
-                    gold_repaired: false,
-                    needs_review: false,
-                },
-            }),
+        let item = match checked {
+            Ok(validate::Kept {
+                item: fields,
+                dropped,
+            }) => {
+                for gold in dropped {
+                    parsed.items.push(Err(reject(
+                        Reason::GoldVariantDropped.code(),
+                        gold.detail,
+                        Some(id.clone()),
+                        &value.to_string(),
+                    )));
+                }
+                Ok(Valid {
+                    prompt_words: validate::word_count(&fields.prompt),
+                    candidate: Candidate {
+                        id,
+                        category: r.category,
+                        domain: r.domain.clone(),
+                        prompt: fields.prompt,
+                        golds: fields.golds,
+                        durable: fields.durable,
+                        stale: fields.stale,
+                        custom_id: r.request.custom_id.clone(),
+                        model: r.request.model().to_string(),
+                        round: r.round,
+                        gold_repaired: false,
+                        needs_review: false,
+                    },
+                })
+            }
             Err(rejection) => Err(reject(
                 rejection.reason.code(),
                 rejection.detail,
                 Some(id),
                 &value.to_string(),
             )),
-        });
+        };
+        parsed.items.push(item);
     }
     parsed
 }
@@ -854,6 +899,46 @@ mod tests {
             validate::reply_schema(Category::Conversational, &rules(&local), Patterns::RawJson),
             "the local grammar reads patterns on raw JSON text"
         );
+    }
+
+    /// Memory items that keep their template example's memory block with one name changed, as
+    /// a small model wrote several of them, asking other questions of it.
+    #[test]
+    fn a_memory_block_copied_from_the_template_example_is_a_copy_whatever_it_asks() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let templates = Templates::load(&root.join("prompts")).unwrap();
+        let examples = TemplateExamples::of(&templates, crate::dedup::DEFAULT_THRESHOLD).unwrap();
+        let block = "Memory:\n- tenant: Riverside Family Clinic (HIPAA workspace)\n\
+            - sso_provider: Okta\n- password_rotation: 90 days\n\
+            - session_idle_timeout: 30 minutes\n- mfa_grace_period: 72 hours\n\
+            - audit_log_retention: 6 years\n\nQuestion: ";
+        for question in [
+            "How often must staff at this clinic change their passwords?",
+            "After how long without activity is a signed-in session closed?",
+            "How long does the clinic keep its audit logs?",
+        ] {
+            let copy = examples.check(Category::MemoryRecall, &format!("{block}{question}"));
+            let detail = copy.map_err(|r| (r.reason, r.detail));
+            assert!(
+                matches!(&detail, Err((Reason::CopiesTemplateExample, d))
+                    if d.contains("the memory block of the example item of memory_recall.md")),
+                "{question}: {detail:?}"
+            );
+        }
+        let update = "Memory:\n- merchant: Harbor Lane Bakery\n- payout_schedule: weekly, Fridays\n\
+            - settlement_currency: USD\n- payout_cutoff: 17:00 ET\n\n\
+            Update from Finance Ops (9 July): the payout cutoff moves to 16:00 ET from next week.\n\n\
+            Question: What is the latest time adjustments can be sent for the next payout?";
+        assert_eq!(
+            examples
+                .check(Category::MemoryUpdate, update)
+                .map_err(|r| r.reason),
+            Err(Reason::CopiesTemplateExample)
+        );
+        let own = "Memory:\n- fleet: Northgate Couriers (regional depot)\n- telematics_vendor: \
+            Samsara\n- gps_report_interval: 30 seconds\n- idle_alert_after: 10 minutes\n\
+            - data_retention: 13 months\n\nQuestion: How long is telematics data kept?";
+        assert_eq!(examples.check(Category::MemoryRecall, own), Ok(()));
     }
 
     #[test]

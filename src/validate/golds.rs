@@ -1,14 +1,23 @@
 //! The rules for golds: each is a short, specific answer (never a placeholder, a lone letter, a
-//! machine-made token or reply debris), all of them are variants of one answer, and a reasoning gold is one
+//! machine-made token or reply debris), all of them are variants of one answer (a doubtful one is
+//! dropped, a distinct fact rejects the item), a gold is in the unit its question names and, in
+//! a code question, not a number or code the prompt already states, and a reasoning gold is one
 //! number. Each rule reads the gold the way the card's grader will.
 
+use super::quantity::{clock_time, numbers_in, same_value, Clock, NumberKey, TimeUnit};
 use super::text::{unbalanced, word_count};
 use super::{reject, Reason, Rejection, Rules};
+use crate::dedup::normalise;
 use crate::grade::norm;
 use crate::record::Category;
 
-/// Applies the gold rules in `Reason::all()` order.
-pub fn check(category: Category, golds: &[String], rules: &Rules) -> Result<(), Rejection> {
+/// Applies the gold rules that need no context, in `Reason::all()` order, and tells how every
+/// gold after the first stands to it.
+pub fn check(
+    category: Category,
+    golds: &[String],
+    rules: &Rules,
+) -> Result<Vec<Variant>, Rejection> {
     if golds.is_empty() {
         return reject(Reason::EmptyGolds, "`golds` is empty");
     }
@@ -61,16 +70,23 @@ pub fn check(category: Category, golds: &[String], rules: &Rules) -> Result<(), 
             ),
         );
     }
-    check_one_answer(&read)?;
+    let variants = variants(&read)?;
     if category.is_numeric() {
-        if let Some(gold) = golds.iter().find(|gold| numbers_in(gold).len() != 1) {
+        let doubtful = |variant: &Variant| matches!(variant, Variant::Doubtful(_));
+        let kept_variants = golds.iter().skip(1).zip(&variants);
+        let mut kept = golds.iter().take(1).chain(
+            kept_variants
+                .filter(|(_, variant)| !doubtful(variant))
+                .map(|(gold, _)| gold),
+        );
+        if let Some(gold) = kept.find(|gold| numbers_in(gold).len() != 1) {
             return reject(
                 Reason::GoldNotNumeric,
                 format!("gold {gold:?} must contain exactly one number"),
             );
         }
     }
-    Ok(())
+    Ok(variants)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -194,17 +210,47 @@ fn is_random_token(run: &str) -> bool {
 // ---------------------------------------------------------------------------------------------
 // Golds are variants of one answer.
 //
-// Heuristic: every gold must agree with the first gold. Two golds agree when
-// - both contain numbers: their sets of numeric values are equal (`$1,250` = `1250 USD`,
-//   `1.2M` = `1,200,000`, `v1.25` = `kubernetes 1.25`; a dotted version `2.3.1` is compared as
-//   text), and they do not name different time units (`4 hours` ≠ `4 days`);
-// - otherwise: one's compact form (lower-case letters and digits only) contains the other's
-//   (`Postgres` ⊂ `PostgreSQL`, `us-east-1` = `us east 1`), or they share a content word of
-//   three or more letters that is not a stop word or a generic unit/noun (`region`, `days`…).
-// So `["SOC 2","ISO 27001"]`, `["3 days","5 days"]` and `["PCI DSS","SOC 2"]` fail. It cannot
-// see that `429` and `Too Many Requests` are one answer (rejected), nor that `east region` and
-// `west region` are two (accepted only if they share a non-generic word; `region` is generic).
+// Every gold is compared with the first gold, the item's key, and read as one of:
+// - the same value (`Variant::Same`). When both hold numbers: the numbers are equal, read in
+//   any form the gate knows: thousands separators and `k`/`M`/`B` (`1.2M` = `1,200,000`), a
+//   length in another exact unit (`72 hours` = `3 days`), the 12- and 24-hour clock (`3:30 pm`
+//   = `15:30 ET`), a percent and its fraction (`10%` = `0.1`); a dotted version (`2.3.1`) is
+//   compared as text, and different time units with one number differ (`4 hours` ≠ `4 days`).
+//   Otherwise: one's compact form (lower-case letters and digits only, a spoken `double`,
+//   `triple` or `quad` letter written out) holds the other's (`Postgres` ⊂ `PostgreSQL`,
+//   `us-east-1` = `us east 1`, `quad-A record` ⊃ `AAAA`);
+// - a name sharing a content word of three or more letters that is not a stop word or a
+//   generic unit or noun (`Variant::SharesWord`): one answer, unless the context names each
+//   apart from the other, as the value of its own subject (`check_subjects`);
+// - doubtful (`Variant::Doubtful`): perhaps the same value, but the gate cannot confirm it: a
+//   12-hour time without am or pm (`3:30` beside `15:30`), a length in months or years beside
+//   one in days or weeks, a quantity beside words with no number (`429` beside `Too Many
+//   Requests`), or (`check_unit`) another unit than the question asks for. It is dropped and
+//   the item kept, unless the context names it apart from the key;
+// - else a distinct fact, and the item is rejected: numbers that differ (`3 days` ≠ `5 days`,
+//   `SOC 2` ≠ `ISO 27001`), or names with nothing in common (`PCI DSS` / `SOC 2`, `Alice Chen`
+//   / `Bob Smith`, `east region` / `west region`: `region` is generic). It cannot see that
+//   `Kubernetes` and `K8s` are one answer (rejected).
 // ---------------------------------------------------------------------------------------------
+
+/// How a gold stands to the first gold, the item's key, when it is not a distinct fact.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Variant {
+    /// The same value, read as the gate reads numbers, clocks, units and names.
+    Same,
+    /// A name sharing a word with the key: one answer unless the context names each apart.
+    SharesWord,
+    /// Perhaps the same value, which the gate cannot confirm; why.
+    Doubtful(String),
+}
+
+/// A gold dropped from a kept item because it may not be the key's value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DroppedGold {
+    pub gold: String,
+    /// Why it is in doubt, naming the first gold.
+    pub detail: String,
+}
 
 /// Words too common to show that two golds name the same thing (whitespace-separated).
 const GENERIC_WORDS: &[&str] = &[
@@ -284,48 +330,81 @@ const GENERIC_WORDS: &[&str] = &[
     "latest",
 ];
 
-#[derive(Debug, Clone, PartialEq)]
-enum NumberKey {
-    Value(f64),
-    /// A dotted version such as `2.3.1`, or digits with irregular commas.
-    Text(String),
-}
-
-impl NumberKey {
-    fn same(&self, other: &NumberKey) -> bool {
-        match (self, other) {
-            (NumberKey::Value(a), NumberKey::Value(b)) => {
-                (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
-            }
-            (NumberKey::Text(a), NumberKey::Text(b)) => a == b,
-            _ => false,
-        }
-    }
-}
+/// How far apart, as a share of the longer, a length in months or years may be from one in days
+/// or weeks and still read as a doubtful variant of it (`30 days` beside `1 month`).
+const ROUGHLY_EQUAL_LENGTHS: f64 = 0.03;
 
 /// What two golds are compared by: their numbers, read once; the rest of the shape is read from
 /// the normalised text only when a comparison needs it.
 struct GoldShape<'g> {
+    gold: &'g str,
     numbers: Vec<NumberKey>,
     normalised: &'g str,
 }
 
 impl<'g> GoldShape<'g> {
     /// The shape of `gold`, which the grader normalises to `normalised`.
-    fn of(gold: &str, normalised: &'g str) -> GoldShape<'g> {
+    fn of(gold: &'g str, normalised: &'g str) -> GoldShape<'g> {
         GoldShape {
+            gold,
             numbers: numbers_in(gold),
             normalised,
         }
     }
 
-    fn time_unit(&self) -> Option<&'static str> {
-        self.normalised.split_whitespace().find_map(time_unit)
+    /// Every time unit the gold names, as a word (`4 hours`) or after its number (`72h`).
+    fn time_units(&self) -> impl Iterator<Item = TimeUnit> + 'g {
+        self.normalised
+            .split_whitespace()
+            .filter_map(TimeUnit::of_token)
     }
 
-    /// Lower-case letters and digits only.
+    /// One number in one time unit: `72 hours`, `1.5h`.
+    fn length(&self) -> Option<(f64, TimeUnit)> {
+        let [NumberKey::Value(value)] = self.numbers.as_slice() else {
+            return None;
+        };
+        let mut units = self.time_units();
+        let unit = units.next()?;
+        units.next().is_none().then_some((*value, unit))
+    }
+
+    fn is_percent(&self) -> bool {
+        self.gold.contains('%')
+            || self
+                .normalised
+                .split_whitespace()
+                .any(|word| word == "percent" || word == "pct")
+    }
+
+    /// Opens with its number, as a quantity does (`429`, `6 years`, `$1,250`), not with a name.
+    fn is_quantity(&self) -> bool {
+        self.gold
+            .trim_start()
+            .trim_start_matches(['$', '€', '£', '~', '+', '-'])
+            .starts_with(|c: char| c.is_ascii_digit())
+    }
+
+    /// Lower-case letters and digits only, with a spoken repeat written out (`quad a` → `aaaa`).
     fn compact(&self) -> String {
-        self.normalised.split(' ').collect()
+        let mut compact = String::with_capacity(self.normalised.len());
+        let mut words = self.normalised.split_whitespace().peekable();
+        while let Some(word) = words.next() {
+            let repeat = match word {
+                "double" => 2,
+                "triple" => 3,
+                "quad" | "quadruple" => 4,
+                _ => 1,
+            };
+            match words.peek() {
+                Some(next) if repeat > 1 && next.len() == 1 => {
+                    compact.push_str(&next.repeat(repeat));
+                    words.next();
+                }
+                _ => compact.push_str(word),
+            }
+        }
+        compact
     }
 
     /// The words that can show two golds name the same thing.
@@ -337,23 +416,94 @@ impl<'g> GoldShape<'g> {
         })
     }
 
-    fn same_answer(&self, other: &GoldShape) -> bool {
-        if !self.numbers.is_empty() && !other.numbers.is_empty() {
-            let units_agree = match (self.time_unit(), other.time_unit()) {
-                (Some(a), Some(b)) => a == b,
-                _ => true,
-            };
-            return units_agree
-                && covers(&self.numbers, &other.numbers)
-                && covers(&other.numbers, &self.numbers);
+    /// How this gold stands to `key`, or `None` when it is a distinct fact.
+    fn variant_of(&self, key: &GoldShape) -> Option<Variant> {
+        if !self.numbers.is_empty() && !key.numbers.is_empty() {
+            return self.numeric_variant_of(key);
         }
-        let (mine, theirs) = (self.compact(), other.compact());
-        mine.contains(&theirs)
-            || theirs.contains(&mine)
-            || self
-                .content_words()
-                .any(|word| other.content_words().any(|their| their == word))
+        let (mine, theirs) = (self.compact(), key.compact());
+        if mine.contains(&theirs) || theirs.contains(&mine) {
+            return Some(Variant::Same);
+        }
+        if self
+            .content_words()
+            .any(|word| key.content_words().any(|theirs| theirs == word))
+        {
+            return Some(Variant::SharesWord);
+        }
+        let (quantity, words) = if self.numbers.is_empty() {
+            (key, self)
+        } else {
+            (self, key)
+        };
+        quantity.is_quantity().then(|| {
+            Variant::Doubtful(format!(
+                "{:?} has no number, so it cannot be read as the quantity {:?}",
+                words.gold, quantity.gold
+            ))
+        })
     }
+
+    fn numeric_variant_of(&self, key: &GoldShape) -> Option<Variant> {
+        if let (Some(mine), Some(theirs)) = (clock_time(self.gold), clock_time(key.gold)) {
+            return clock_variant((mine, self.gold), (theirs, key.gold));
+        }
+        if let (Some(mine), Some(theirs)) = (self.length(), key.length()) {
+            return self.length_variant_of(mine, theirs, key.gold);
+        }
+        let units_agree = match (self.time_units().next(), key.time_units().next()) {
+            (Some(a), Some(b)) => a == b,
+            _ => true,
+        };
+        let same_numbers =
+            covers(&self.numbers, &key.numbers) && covers(&key.numbers, &self.numbers);
+        (units_agree && same_numbers || self.is_share_of(key) || key.is_share_of(self))
+            .then_some(Variant::Same)
+    }
+
+    fn length_variant_of(
+        &self,
+        (value, unit): (f64, TimeUnit),
+        (key_value, key_unit): (f64, TimeUnit),
+        key_gold: &str,
+    ) -> Option<Variant> {
+        let (length, key_length) = (value * unit.seconds(), key_value * key_unit.seconds());
+        if unit.is_calendar() == key_unit.is_calendar() {
+            return same_value(length, key_length).then_some(Variant::Same);
+        }
+        let near = (length - key_length).abs() <= ROUGHLY_EQUAL_LENGTHS * length.max(key_length);
+        near.then(|| {
+            Variant::Doubtful(format!(
+                "{:?} and {key_gold:?} are the same length only roughly: a month or a year is not \
+                 a whole number of days",
+                self.gold
+            ))
+        })
+    }
+
+    /// This gold is a percent and `fraction` the same share as a fraction: `10%` and `0.1`.
+    fn is_share_of(&self, fraction: &GoldShape) -> bool {
+        match (self.numbers.as_slice(), fraction.numbers.as_slice()) {
+            ([NumberKey::Value(percent)], [NumberKey::Value(share)]) => {
+                self.is_percent() && !fraction.is_percent() && same_value(percent / 100.0, *share)
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Two times of day: the same, or half a day apart where one lacks am or pm (doubtful).
+fn clock_variant((clock, gold): (Clock, &str), (key, key_gold): (Clock, &str)) -> Option<Variant> {
+    if clock.minutes == key.minutes {
+        return Some(Variant::Same);
+    }
+    let half_a_day_apart = clock.minutes.abs_diff(key.minutes) == 12 * 60;
+    (half_a_day_apart && !(clock.meridiem && key.meridiem)).then(|| {
+        Variant::Doubtful(format!(
+            "{gold:?} and {key_gold:?} are the same time of day only on a 12-hour clock read \
+             without am or pm"
+        ))
+    })
 }
 
 fn covers(these: &[NumberKey], those: &[NumberKey]) -> bool {
@@ -362,175 +512,229 @@ fn covers(these: &[NumberKey], those: &[NumberKey]) -> bool {
         .all(|number| these.iter().any(|mine| mine.same(number)))
 }
 
-fn time_unit(word: &str) -> Option<&'static str> {
-    Some(match word {
-        "ms" | "millisecond" | "milliseconds" => "millisecond",
-        "s" | "sec" | "secs" | "second" | "seconds" => "second",
-        "min" | "mins" | "minute" | "minutes" => "minute",
-        "h" | "hr" | "hrs" | "hour" | "hours" => "hour",
-        "day" | "days" => "day",
-        "week" | "weeks" => "week",
-        "month" | "months" => "month",
-        "yr" | "yrs" | "year" | "years" => "year",
-        _ => return None,
-    })
+/// How every gold after the first (each with its normalised form) stands to the first; a
+/// distinct fact rejects the item.
+fn variants(golds: &[(&str, &str)]) -> Result<Vec<Variant>, Rejection> {
+    let Some(((first, first_normalised), rest)) = golds.split_first() else {
+        return Ok(Vec::new());
+    };
+    let key = GoldShape::of(first, first_normalised);
+    rest.iter()
+        .map(|(gold, normalised)| {
+            GoldShape::of(gold, normalised)
+                .variant_of(&key)
+                .ok_or_else(|| Rejection {
+                    reason: Reason::GoldsDistinctFacts,
+                    detail: format!("gold {gold:?} is not a variant of the first gold {first:?}"),
+                })
+        })
+        .collect()
 }
 
-/// Every gold of `golds` (each with its normalised form) is a variant of the first.
-fn check_one_answer(golds: &[(&str, &str)]) -> Result<(), Rejection> {
-    let Some(((first, first_normalised), rest)) = golds.split_first() else {
+/// Golds the gate reads as one answer only by a shared word, or doubtfully, are distinct facts
+/// when the context names each apart from the other: each the value of its own subject
+/// (`EMEA runs Dynamics 365 Sales, APAC runs Salesforce Sales Cloud`), however many words each
+/// has. Two mentions that overlap or stand side by side (`eu-central-1 (Frankfurt)`) are one.
+pub fn check_subjects(
+    golds: &[String],
+    variants: &[Variant],
+    context: &str,
+    context_name: &str,
+) -> Result<(), Rejection> {
+    let Some((key, rest)) = golds.split_first() else {
         return Ok(());
     };
-    let first_shape = GoldShape::of(first, first_normalised);
-    match rest
+    let mut unsure = rest
         .iter()
-        .map(|(gold, normalised)| (gold, GoldShape::of(gold, normalised)))
-        .find(|(_, shape)| !first_shape.same_answer(shape))
+        .zip(variants)
+        .filter(|(_, variant)| **variant != Variant::Same)
         .map(|(gold, _)| gold)
-    {
-        Some(other) => reject(
+        .peekable();
+    if unsure.peek().is_none() {
+        return Ok(());
+    }
+    let text = normalise(context);
+    let key_mentions = word_spans(&text, &normalise(key));
+    if key_mentions.is_empty() {
+        return Ok(());
+    }
+    let apart = |(start, end): (usize, usize), (other_start, other_end): (usize, usize)| {
+        end + 1 < other_start || other_end + 1 < start
+    };
+    match unsure.find(|gold| {
+        let mentions = word_spans(&text, &normalise(gold));
+        !mentions.is_empty()
+            && mentions
+                .iter()
+                .all(|mention| key_mentions.iter().all(|key| apart(*key, *mention)))
+    }) {
+        Some(gold) => reject(
             Reason::GoldsDistinctFacts,
-            format!("gold {other:?} is not a variant of the first gold {first:?}"),
+            format!(
+                "gold {gold:?} and the first gold {key:?} are each named apart in the \
+                 {context_name}: the values of two different subjects"
+            ),
         ),
         None => Ok(()),
     }
 }
 
-/// The numbers written in `text`: digit runs with `,` thousands separators and `.` decimals,
-/// scaled by a following `k`/`K`, `M`, `B`/`bn`, `thousand`, `million` or `billion`.
-fn numbers_in(text: &str) -> Vec<NumberKey> {
-    // Digits, `,` and `.` are ASCII, so reading bytes finds what reading characters does and
-    // every cut falls on a character boundary.
-    let bytes = text.as_bytes();
-    let digit_at = |at: usize| bytes.get(at).is_some_and(u8::is_ascii_digit);
-    let mut numbers = Vec::new();
-    let mut at = 0;
-    while at < bytes.len() {
-        if !digit_at(at) {
-            at += 1;
-            continue;
-        }
-        let start = at;
-        while digit_at(at) || (matches!(bytes.get(at), Some(b',' | b'.')) && digit_at(at + 1)) {
-            at += 1;
-        }
-        let raw = text.get(start..at).unwrap_or_default();
-        let rest = text.get(at..).unwrap_or_default();
-        numbers.push(number_key(raw, magnitude(rest)));
-    }
-    numbers
+/// Words that may stand between `how many` (or `number of`, `in`) and the unit it asks for.
+const UNIT_ADJECTIVES: &[&str] = &[
+    "more",
+    "additional",
+    "extra",
+    "business",
+    "calendar",
+    "working",
+    "full",
+    "whole",
+    "total",
+    "consecutive",
+    "billable",
+    "remaining",
+];
+
+/// The time unit a question asks its answer in: `How many days…`, `the number of hours…`,
+/// `…, in minutes?`. Only spelled-out units count (`in s3` names no unit).
+fn asked_time_unit(question: &str) -> Option<TimeUnit> {
+    let normalised = norm(question);
+    let words: Vec<&str> = normalised.split_whitespace().collect();
+    words.iter().enumerate().find_map(|(at, word)| {
+        let after = match (*word, words.get(at + 1).copied()) {
+            ("how", Some("many")) | ("number", Some("of")) => at + 2,
+            ("in", _) => at + 1,
+            _ => return None,
+        };
+        let unit = words
+            .get(after..)?
+            .iter()
+            .find(|word| !UNIT_ADJECTIVES.contains(word))?;
+        TimeUnit::of_word(unit).filter(|_| unit.len() >= 3)
+    })
 }
 
-fn number_key(raw: &str, scale: f64) -> NumberKey {
-    let plain = if thousands_grouped(raw) {
-        raw.replace(',', "")
-    } else {
-        raw.to_string()
+/// A question that names the unit of its answer (`How many days…`) wants golds in that unit: a
+/// first gold in another unit rejects the item (`6 years`), a variant in another unit is doubtful.
+pub fn check_unit(
+    question: &str,
+    golds: &[String],
+    variants: &mut [Variant],
+) -> Result<(), Rejection> {
+    let Some(asked) = asked_time_unit(question) else {
+        return Ok(());
     };
-    match plain.parse::<f64>() {
-        Ok(value) if !plain.contains(',') => NumberKey::Value(value * scale),
-        _ => NumberKey::Text(plain),
+    let other_unit = |gold: &str| {
+        let units: Vec<TimeUnit> = norm(gold)
+            .split_whitespace()
+            .filter_map(TimeUnit::of_token)
+            .collect();
+        units.first().copied().filter(|_| !units.contains(&asked))
+    };
+    let Some((key, rest)) = golds.split_first() else {
+        return Ok(());
+    };
+    if let Some(unit) = other_unit(key) {
+        return reject(
+            Reason::GoldUnitMismatch,
+            format!(
+                "the question asks for {} and the first gold {key:?} is in {}",
+                asked.plural(),
+                unit.plural()
+            ),
+        );
     }
+    for (gold, variant) in rest.iter().zip(variants.iter_mut()) {
+        if let Some(unit) = other_unit(gold) {
+            *variant = Variant::Doubtful(format!(
+                "{gold:?} is in {}, but the question asks for {}",
+                unit.plural(),
+                asked.plural()
+            ));
+        }
+    }
+    Ok(())
 }
 
-/// `1,250` and `12,345,678.9`: one to three digits, then groups of exactly three.
-fn thousands_grouped(raw: &str) -> bool {
-    let integer = raw.split('.').next().unwrap_or_default();
-    let mut groups = integer.split(',');
-    let head_ok = groups
-        .next()
-        .is_some_and(|head| (1..=3).contains(&head.len()));
-    head_ok && raw.contains(',') && groups.all(|group| group.len() == 3)
+/// Splits `golds` into those kept and those dropped: every doubtful variant of the first gold.
+pub fn drop_doubtful(
+    golds: Vec<String>,
+    variants: Vec<Variant>,
+) -> (Vec<String>, Vec<DroppedGold>) {
+    let mut golds = golds.into_iter();
+    let Some(key) = golds.next() else {
+        return (Vec::new(), Vec::new());
+    };
+    let mut variants_kept = Vec::new();
+    let mut dropped = Vec::new();
+    for (gold, variant) in golds.zip(variants) {
+        match variant {
+            Variant::Doubtful(why) => dropped.push(DroppedGold {
+                detail: format!(
+                    "gold {gold:?} was dropped and the item kept with its first gold {key:?}: {why}"
+                ),
+                gold,
+            }),
+            Variant::Same | Variant::SharesWord => variants_kept.push(gold),
+        }
+    }
+    let kept = std::iter::once(key).chain(variants_kept).collect();
+    (kept, dropped)
 }
 
-fn magnitude(after_number: &str) -> f64 {
-    let spaced = after_number.trim_start_matches(' ');
-    let letters = spaced.bytes().take_while(u8::is_ascii_alphabetic).count();
-    let word = spaced.get(..letters).unwrap_or_default();
-    let attached = !after_number.starts_with(' ');
-    let named = |name: &str| word.eq_ignore_ascii_case(name);
-    match word {
-        "k" | "K" if attached => 1e3,
-        "M" if attached => 1e6,
-        "B" | "bn" if attached => 1e9,
-        _ if named("thousand") => 1e3,
-        _ if named("million") => 1e6,
-        _ if named("billion") => 1e9,
-        _ => 1.0,
+/// A gold whose every number or code (`404`, `AAAA`, `KeyError`, `HTTP`) the prompt states as
+/// words of their own, so the prompt gives the answer away (`…returns a 404… Which HTTP status
+/// code…?` with `404` or `HTTP 404`). A gold without a number or code is left alone: a code
+/// question may use plain words in its prose (`timeout`, `From`).
+pub fn stated_code<'g>(prompt: &str, golds: &'g [String]) -> Option<&'g str> {
+    let mut text = None;
+    golds.iter().map(String::as_str).find(|gold| {
+        let mut codes = gold
+            .split_whitespace()
+            .filter(|token| is_code(token))
+            .peekable();
+        codes.peek().is_some() && {
+            let text: &str = text.get_or_insert_with(|| normalise(prompt));
+            codes.all(|code| !word_spans(text, &normalise(code)).is_empty())
+        }
+    })
+}
+
+/// A number or a code by its capitals (`404`, `AAAA`, `KeyError`), not a word of prose.
+fn is_code(token: &str) -> bool {
+    token.bytes().any(|b| b.is_ascii_digit()) || token.chars().skip(1).any(char::is_uppercase)
+}
+
+/// Where `words` stands in `text` as whole words (both as [`normalise`] makes them):
+/// each mention's start and end.
+fn word_spans(text: &str, words: &str) -> Vec<(usize, usize)> {
+    if words.is_empty() {
+        return Vec::new();
     }
+    let bytes = text.as_bytes();
+    let at_boundary =
+        |at: Option<usize>| at.is_none_or(|at| bytes.get(at).is_none_or(|b| *b == b' '));
+    let mut spans = Vec::new();
+    let mut from = 0;
+    while let Some(found) = text.get(from..).and_then(|rest| rest.find(words)) {
+        let (start, end) = (from + found, from + found + words.len());
+        if at_boundary(start.checked_sub(1)) && at_boundary(Some(end)) {
+            spans.push((start, end));
+        }
+        from = start + 1;
+    }
+    spans
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// `numbers_in` as it was before it read bytes: over a copy of the text's characters.
-    fn numbers_in_by_chars(text: &str) -> Vec<NumberKey> {
-        let chars: Vec<char> = text.chars().collect();
-        let digit_at = |at: usize| chars.get(at).is_some_and(char::is_ascii_digit);
-        let mut numbers = Vec::new();
-        let mut at = 0;
-        while at < chars.len() {
-            if !digit_at(at) {
-                at += 1;
-                continue;
-            }
-            let start = at;
-            while digit_at(at)
-                || (chars.get(at).is_some_and(|c| *c == ',' || *c == '.') && digit_at(at + 1))
-            {
-                at += 1;
-            }
-            let raw: String = chars.get(start..at).unwrap_or_default().iter().collect();
-            let rest: String = chars.get(at..).unwrap_or_default().iter().collect();
-            numbers.push(number_key(&raw, magnitude_of_a_copy(&rest)));
-        }
-        numbers
-    }
-
-    /// `magnitude` as it was before it read the word in place.
-    fn magnitude_of_a_copy(after_number: &str) -> f64 {
-        let word: String = after_number
-            .trim_start_matches(' ')
-            .chars()
-            .take_while(char::is_ascii_alphabetic)
-            .collect();
-        let attached = !after_number.starts_with(' ');
-        match word.as_str() {
-            "k" | "K" if attached => 1e3,
-            "M" if attached => 1e6,
-            "B" | "bn" if attached => 1e9,
-            _ => match word.to_ascii_lowercase().as_str() {
-                "thousand" => 1e3,
-                "million" => 1e6,
-                "billion" => 1e9,
-                _ => 1.0,
-            },
-        }
-    }
-
-    use proptest::prelude::*;
-
-    proptest::proptest! {
-        #![proptest_config(ProptestConfig { cases: 2048, ..Default::default() })]
-
-        #[test]
-        fn numbers_in_reads_what_reading_characters_read(
-            pieces in proptest::collection::vec(
-                proptest::prop_oneof![
-                    "[0-9]{1,4}",
-                    proptest::sample::select(vec![
-                        ",", ".", " ", "k", "K", "M", "B", "bn", " Thousand", " million",
-                        "BILLION", "é", "٣", "１", "$", "%", "v",
-                    ])
-                    .prop_map(str::to_string),
-                    any::<char>().prop_map(String::from),
-                ],
-                0..10,
-            ),
-        ) {
-            let text: String = pieces.concat();
-            proptest::prop_assert_eq!(numbers_in(&text), numbers_in_by_chars(&text), "{:?}", text);
-        }
+    #[test]
+    fn word_spans_are_whole_words_even_where_mentions_overlap() {
+        assert_eq!(word_spans("a a a", "a a"), [(0, 3), (2, 5)]);
+        assert_eq!(word_spans("sales cloud salesforce", "sales"), [(0, 5)]);
+        assert_eq!(word_spans("salesforce", "force"), []);
+        assert_eq!(word_spans("anything", ""), []);
     }
 }

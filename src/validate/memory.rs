@@ -13,9 +13,7 @@ const BULLETS: &[&str] = &["- ", "* ", "• ", "· ", "– ", "+ ", "▪ "];
 /// The number of stored facts in `context`: its fact lines (bulleted, numbered or `key: value`),
 /// or, when it has none, its sentences.
 pub fn fact_count(context: &str) -> usize {
-    let fact_lines = lines(context)
-        .filter(|(line, fenced)| !fenced && is_fact_line(line.text))
-        .count();
+    let fact_lines = fact_lines(context).count();
     if fact_lines > 0 {
         return fact_lines;
     }
@@ -23,6 +21,13 @@ pub fn fact_count(context: &str) -> usize {
         .iter()
         .filter(|unit| !is_header_line(unit.text) && word_count(unit.text) >= 3)
         .count()
+}
+
+/// The fact lines of `context` (bulleted, numbered or `key: value`).
+pub fn fact_lines(context: &str) -> impl Iterator<Item = &str> {
+    lines(context)
+        .filter(|(line, fenced)| !fenced && is_fact_line(line.text))
+        .map(|(line, _)| line.text)
 }
 
 fn is_fact_line(line: &str) -> bool {

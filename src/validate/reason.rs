@@ -20,7 +20,9 @@ pub(super) fn reject<T>(reason: Reason, detail: impl Into<String>) -> Result<T, 
 }
 
 /// Every rule an item can fail, in the order `fields_from_value`, `check_item`, the author
-/// stage's check against the template examples and `check_bloated` apply them.
+/// stage's check against the template examples and `check_bloated` apply them (the golds' rule
+/// against the context, `GoldsDistinctFacts` by subject, runs once the context is found), and
+/// last the one note that is not a failure: a doubtful gold variant dropped from a kept item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Reason {
     MissingField,
@@ -44,6 +46,7 @@ pub enum Reason {
     SnippetLabels,
     TurnStructure,
     MemoryBlock,
+    GoldUnitMismatch,
     GoldInPrompt,
     GoldNotInContext,
     GoldInQuestion,
@@ -54,6 +57,7 @@ pub enum Reason {
     StaleGradedCorrect,
     CopiesTemplateExample,
     NotBloated,
+    GoldVariantDropped,
 }
 
 impl Reason {
@@ -80,6 +84,7 @@ impl Reason {
             Reason::SnippetLabels,
             Reason::TurnStructure,
             Reason::MemoryBlock,
+            Reason::GoldUnitMismatch,
             Reason::GoldInPrompt,
             Reason::GoldNotInContext,
             Reason::GoldInQuestion,
@@ -90,6 +95,7 @@ impl Reason {
             Reason::StaleGradedCorrect,
             Reason::CopiesTemplateExample,
             Reason::NotBloated,
+            Reason::GoldVariantDropped,
         ]
     }
 
@@ -116,6 +122,7 @@ impl Reason {
             Reason::SnippetLabels => "snippet_labels",
             Reason::TurnStructure => "turn_structure",
             Reason::MemoryBlock => "memory_block",
+            Reason::GoldUnitMismatch => "gold_unit_mismatch",
             Reason::GoldInPrompt => "gold_in_prompt",
             Reason::GoldNotInContext => "gold_not_in_context",
             Reason::GoldInQuestion => "gold_in_question",
@@ -126,6 +133,7 @@ impl Reason {
             Reason::StaleGradedCorrect => "stale_graded_correct",
             Reason::CopiesTemplateExample => "copies_template_example",
             Reason::NotBloated => "not_bloated",
+            Reason::GoldVariantDropped => "gold_variant_dropped",
         }
     }
 
@@ -165,7 +173,9 @@ impl Reason {
             }
             Reason::GoldTooLong => "a gold has more words than `author.max_gold_words`",
             Reason::GoldsDistinctFacts => {
-                "the golds are several distinct facts, not variants of one answer"
+                "the golds are several distinct facts, not variants of one answer: values that \
+                 differ (`3 days`, `5 days`), or each named apart in the context as the value of \
+                 its own subject"
             }
             Reason::GoldNotNumeric => "a reasoning gold is not exactly one number",
             Reason::NoQuestion => {
@@ -194,7 +204,14 @@ impl Reason {
                 "not the allowed number of stored facts (lines of a facts block, or sentences) \
                  before the question"
             }
-            Reason::GoldInPrompt => "a gold is graded present in the prompt itself",
+            Reason::GoldUnitMismatch => {
+                "the question names the unit of its answer (`How many days…`) and the first gold \
+                 is in another (`6 years`)"
+            }
+            Reason::GoldInPrompt => {
+                "a gold is graded present in the prompt itself; in technical_code, the prompt \
+                 states every number or code of a gold (`404`, `HTTP 404`) as a word of its own"
+            }
             Reason::GoldNotInContext => {
                 "no gold is graded present in the item's document, snippets, earlier turns or facts"
             }
@@ -208,9 +225,16 @@ impl Reason {
             }
             Reason::CopiesTemplateExample => {
                 "the prompt copies its category template's example item: the same or a near \
-                 duplicate prompt by the release's dedup rule (`assemble.near_dup_threshold`)"
+                 duplicate prompt by the release's dedup rule (`assemble.near_dup_threshold`), or a \
+                 memory item's facts block repeats all of the example's stored facts but one at \
+                 most (at least three)"
             }
             Reason::NotBloated => "a bloated prompt is too short compared to its plain twin",
+            Reason::GoldVariantDropped => {
+                "a note, not a reject: a gold that may not be the first gold's value (a 12-hour \
+                 time without am or pm, months beside days, words beside a number, another unit \
+                 than the question asks) was dropped, and the item kept with its other golds"
+            }
         }
     }
 }

@@ -145,6 +145,46 @@ fn items_copying_their_templates_example_are_rejected_and_a_top_up_replaces_them
     assert_eq!(count_by_category(&released)["simple_factual"], 6);
 }
 
+/// A status code beside its reason phrase: the phrase has no number, so the gate cannot tell it
+/// is the same answer.
+const DOUBTFUL_VARIANT_ITEM: &str = r#"{"prompt": "Our partner API gateway enforces a limit of 600 requests per minute per client key. During the Monday import, the bulk sync job went over that limit, and every further call was refused until the window reset. Which HTTP status code did the gateway return for the refused calls?", "golds": ["429", "HTTP 429", "Too Many Requests"]}"#;
+
+#[test]
+fn a_doubtful_gold_variant_is_dropped_with_a_note_and_its_item_kept() {
+    let inner = good_responder();
+    let responder: Responder = Arc::new(move |custom_id: &str, body: &Value| {
+        let reply = inner(custom_id, body);
+        let FakeReply::Content(content) = &reply else {
+            return reply;
+        };
+        if custom_id != "author/technical_code/r0/0000" {
+            return reply;
+        }
+        let mut items = items_of(content);
+        items["items"][0] = serde_json::from_str(DOUBTFUL_VARIANT_ITEM).expect("item JSON");
+        FakeReply::Content(items.to_string())
+    });
+    let fake = FakeApi::start(responder);
+    let world = World::new(&fake);
+    world.run(&["author"]).success();
+
+    let item_id = "technical_code.r0.0000.0";
+    let rejects = world.read_jsonl("rejects.jsonl");
+    let notes: Vec<&Value> = rejects.iter().filter(|r| r["item_id"] == item_id).collect();
+    assert!(
+        matches!(notes.as_slice(), [note] if note["reason"] == "gold_variant_dropped"
+            && note["detail"].as_str().is_some_and(|d| d.contains("\"Too Many Requests\""))),
+        "one gold-level note names the dropped gold: {notes:?}"
+    );
+    let authored = world.read_jsonl("authored.jsonl");
+    let kept = authored.iter().find(|i| i["id"] == item_id);
+    assert_eq!(
+        kept.map(|item| &item["golds"]),
+        Some(&serde_json::json!(["429", "HTTP 429"])),
+        "the item stays valid with its other golds"
+    );
+}
+
 #[test]
 fn the_readme_documents_every_reject_code() {
     let readme = std::fs::read_to_string(repo().join("README.md")).expect("README.md");
