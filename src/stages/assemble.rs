@@ -757,7 +757,9 @@ pub fn select(ctx: &Ctx<'_>, excludes: &[PathBuf], keep_flagged: bool) -> Result
     let rejects_path = ctx.out(REJECTS);
     if rejects_path.exists() {
         for_each_author_reject(&rejects_path, |reject| {
-            reject_counts.count_author(reject);
+            if crate::validate::Reason::is_loss(&reject.reason) {
+                reject_counts.count_author(reject);
+            }
             Ok(())
         })?;
     }

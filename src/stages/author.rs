@@ -615,6 +615,10 @@ impl Deriver<'_> {
     }
 
     fn reject(&mut self, r: &Reject) -> Result<()> {
+        self.rejects.push(r)?;
+        if !Reason::is_loss(&r.reason) {
+            return Ok(());
+        }
         *self
             .derived
             .reject_reasons
@@ -630,7 +634,6 @@ impl Deriver<'_> {
                 excerpt: r.excerpt.clone(),
             },
         );
-        self.rejects.push(r)?;
         Ok(())
     }
 }

@@ -61,6 +61,12 @@ pub enum Reason {
 }
 
 impl Reason {
+    /// Whether a line of `rejects.jsonl` with reason `code` lost an item. A note (a dropped gold
+    /// variant) is written beside the rejects but counted as none: its item was kept.
+    pub fn is_loss(code: &str) -> bool {
+        code != Reason::GoldVariantDropped.code()
+    }
+
     pub fn all() -> &'static [Reason] {
         &[
             Reason::MissingField,

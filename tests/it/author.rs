@@ -183,6 +183,16 @@ fn a_doubtful_gold_variant_is_dropped_with_a_note_and_its_item_kept() {
         Some(&serde_json::json!(["429", "HTTP 429"])),
         "the item stays valid with its other golds"
     );
+    let summary: Value = serde_json::from_slice(
+        &std::fs::read(world.out().join("author_summary.json")).expect("author summary"),
+    )
+    .expect("JSON");
+    assert!(
+        summary["rounds"][0]["categories"]["technical_code"]["rejects"]
+            .get("gold_variant_dropped")
+            .is_none(),
+        "a note is no reject: {summary}"
+    );
 }
 
 #[test]
