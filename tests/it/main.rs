@@ -17,6 +17,7 @@ mod config;
 mod diff;
 mod interop;
 mod local;
+mod online;
 mod readers;
 mod recovery;
 mod release;
