@@ -19,8 +19,15 @@ use crate::config::Online;
 
 /// The window a job starts with (slow start doubles it each round trip from there).
 const INITIAL_WINDOW: f64 = 4.0;
-/// The fraction of the accepted rate, or of the last pace, the pace is set to at a refusal.
+/// The fraction of the rate the server was answering at (or of the pace, if lower) that the
+/// pace is set to at a refusal.
 const PACE_CUT: f64 = 0.9;
+/// The pace is cut at most this often: refusals of requests sent just before a cut are the
+/// same excess, and cutting for each would compound.
+const PACE_CUT_INTERVAL: Duration = Duration::from_millis(250);
+/// At a refusal, the pace counts as the server's rate only up to this multiple of the rate it
+/// was answering at: a pace far above it was not what the server refused.
+const PACE_OVER_ANSWERING: f64 = 1.1;
 /// How fast the pace grows while the server answers: this fraction of itself per second.
 const PACE_GROWTH_PER_SECOND: f64 = 0.03;
 /// The pace never grows past this multiple of the rate the server is answering at: a pace
@@ -245,6 +252,7 @@ pub struct Limiter {
     rpm: Option<Bucket>,
     tpm: Option<Bucket>,
     paused_until: Option<Instant>,
+    last_pace_cut: Option<Instant>,
     latency: LatencyTrend,
     /// When the replies of the last [`RATE_WINDOW`] came.
     answered: VecDeque<Instant>,
@@ -273,6 +281,7 @@ impl Limiter {
             rpm,
             tpm,
             paused_until: None,
+            last_pace_cut: None,
             latency: LatencyTrend::default(),
             answered: VecDeque::new(),
             first_answer: None,
@@ -357,7 +366,13 @@ impl Limiter {
             }
             Signal::Overloaded => {
                 if ticket.seq >= self.cut_before {
-                    self.cut(now);
+                    self.cut_window();
+                }
+                let cut_lately = self
+                    .last_pace_cut
+                    .is_some_and(|at| now.saturating_duration_since(at) < PACE_CUT_INTERVAL);
+                if !cut_lately {
+                    self.cut_pace(now);
                 }
             }
             Signal::Failed => {}
@@ -436,16 +451,22 @@ impl Limiter {
         self.pace.last_growth = now;
     }
 
-    /// A refusal: halve the window, and set the pace under the rate the server was answering
-    /// (before any answer there is no rate to learn, and the window alone is cut).
-    fn cut(&mut self, now: Instant) {
+    /// A refusal: halve the window (once for all the requests in flight when it came).
+    fn cut_window(&mut self) {
         self.cuts += 1;
         self.slow_start = false;
         self.window = (self.window / 2.0).max(1.0);
         self.cut_before = self.next_seq;
+    }
+
+    /// A refusal: set the pace a little under the rate the server was answering at, or under
+    /// the pace itself where that is what the server refused (before any answer there is no
+    /// rate to learn, and only the window is cut).
+    fn cut_pace(&mut self, now: Instant) {
         let answering = self.answering_rate(now);
         let base = match self.pace.per_second {
-            Some(per_second) => per_second.min(answering.max(MIN_PACE)),
+            Some(per_second) if answering > 0.0 => per_second.min(answering * PACE_OVER_ANSWERING),
+            Some(per_second) => per_second,
             None if answering > 0.0 => answering,
             None => return,
         };
@@ -453,6 +474,7 @@ impl Limiter {
         self.pace.per_second = Some(per_second);
         self.pace.next_at = now + Duration::from_secs_f64(1.0 / per_second);
         self.pace.last_growth = now;
+        self.last_pace_cut = Some(now);
     }
 }
 

@@ -290,7 +290,7 @@ impl<'r, 'a, 'p> OnlineJob<'r, 'a, 'p> {
                     match failure {
                         None => {
                             self.answered += 1;
-                            self.breaker.succeeded();
+                            self.breaker.succeeded(now);
                             if !self.answered_once {
                                 self.answered_once = true;
                                 lines.append(&mut self.held);
@@ -305,7 +305,7 @@ impl<'r, 'a, 'p> OnlineJob<'r, 'a, 'p> {
                             } else {
                                 self.held.push(line);
                             }
-                            if self.breaker.failed(&why) {
+                            if self.breaker.failed(&why, now) {
                                 self.stop.get_or_insert(Stop::Tripped);
                             }
                         }
@@ -322,7 +322,7 @@ impl<'r, 'a, 'p> OnlineJob<'r, 'a, 'p> {
                         Signal::Failed
                     };
                     self.limiter.replied(ticket, signal, &limits, now);
-                    if self.breaker.failed(&message) {
+                    if self.breaker.failed(&message, now) {
                         self.stop.get_or_insert(Stop::Tripped);
                     }
                     settled += self.retry_or_give_up(work, message, limits.retry_after, now);
