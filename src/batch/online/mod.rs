@@ -83,7 +83,6 @@ struct OnlineJob<'r, 'a, 'p> {
     breaker: Breaker,
     /// Failed outcomes held until the server has answered something in this job.
     held: Vec<CacheLine>,
-    answered_once: bool,
     /// Outcomes written to the cache in this run.
     stored: usize,
     answered: usize,
@@ -127,7 +126,6 @@ impl<'r, 'a, 'p> OnlineJob<'r, 'a, 'p> {
             limiter: Limiter::new(&config.online, Instant::now()),
             breaker: Breaker::new(config.online.concurrency),
             held: Vec::new(),
-            answered_once: false,
             stored: 0,
             answered: 0,
             failed: 0,
@@ -289,18 +287,17 @@ impl<'r, 'a, 'p> OnlineJob<'r, 'a, 'p> {
                     settled += 1;
                     match failure {
                         None => {
-                            self.answered += 1;
-                            self.breaker.succeeded(now);
-                            if !self.answered_once {
-                                self.answered_once = true;
+                            if self.answered == 0 {
                                 lines.append(&mut self.held);
                             }
+                            self.answered += 1;
+                            self.breaker.succeeded(now);
                             lines.push(line);
                         }
                         Some(why) => {
                             self.failed += 1;
                             tracing::debug!(job = %self.job, custom_id = %self.work[work].request.custom_id, %why, "the server refused a request");
-                            if self.answered_once {
+                            if self.answered > 0 {
                                 lines.push(line);
                             } else {
                                 self.held.push(line);
