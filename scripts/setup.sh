@@ -41,7 +41,8 @@ if [ "${SASEVAL_SKIP_PYTHON:-0}" != 1 ] && ! python3 -c 'import mlcroissant' >/d
 fi
 # The online backend's real-server test runs `python3 -m llama_cpp.server` on the bundled model.
 # PyPI's package is a source package: pip builds llama.cpp with cmake and the compiler installed
-# above (17 min on this 2-core machine under load; the multimodal library is not built).
+# above: about 5 minutes on the 2-core machine (17 while other builds ran); the multimodal
+# library is not built.
 if [ "${SASEVAL_SKIP_PYTHON:-0}" != 1 ] && ! python3 -c 'import llama_cpp.server' >/dev/null 2>&1; then
   echo "setup: building llama-cpp-python's server from its source package (for the online backend's real-server test; several minutes)"
   CMAKE_ARGS="-DLLAVA_BUILD=OFF" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
