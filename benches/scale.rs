@@ -1,6 +1,8 @@
 //! Scale benchmarks: the work the tool does itself at sizes far past one release — parse and
-//! validate a 50,000-line output file, the batch runner against a zero-latency fake, assemble
-//! at 10k to 1M candidates, and MinHash LSH against exact all-pairs dedup. Each case runs in a
+//! validate a 50,000-line output file, the batch runner against a zero-latency fake, the online
+//! backend against a zero-latency fake (its own CPU per request) and against a fake that answers
+//! 429 above a rate it does not tell (how fast the limiter finds that rate, and how often it is
+//! refused after), assemble at 10k to 1M candidates, and MinHash LSH against exact all-pairs dedup. Each case runs in a
 //! fresh child process so its wall time and peak RSS (its own `VmHWM`) are its own. Prints a
 //! markdown table and writes `target/bench/scale.json` and `target/bench/assemble-scale.svg`.
 //!
@@ -20,6 +22,7 @@ use saseval_gen::record::Candidate;
 use saseval_gen::stages::author;
 use saseval_gen::templates::Templates;
 use saseval_gen::ui::Printer;
+use saseval_testkit::fake_online::FakeOnline;
 use saseval_testkit::{fake_api, synth};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -84,6 +87,10 @@ fn run_parent(quick: bool) -> BenchResult<()> {
         let dir = work.join(format!("runner-{requests}"));
         results.push(measure("runner", requests, &dir)?);
     }
+    let dir = work.join(format!("online-runner-{ONLINE_REQUESTS}"));
+    results.push(measure(ONLINE_RUNNER, ONLINE_REQUESTS, &dir)?);
+    let dir = work.join("online-rate");
+    results.push(measure(ONLINE_RATE, ONLINE_RATE_REQUESTS, &dir)?);
     let assemble_sizes: &[usize] = if quick {
         &[10_000, 100_000]
     } else {
@@ -120,6 +127,21 @@ fn run_parent(quick: bool) -> BenchResult<()> {
 /// own 1M file is denser (its work is per pair), so this case shows the stage's growth apart
 /// from its input's.
 const CONSTANT_DENSITY: &str = "assemble_constant_density";
+
+/// The online backend's overhead case: this many requests at `online.concurrency` 64 against a
+/// fake that answers at once.
+const ONLINE_RUNNER: &str = "online_runner";
+const ONLINE_REQUESTS: usize = 10_000;
+const ONLINE_CONCURRENCY: usize = 64;
+/// The online backend's rate case: this many requests against a fake that answers 429 above
+/// `HIDDEN_RATE` requests a second (each answer after `RATE_CASE_LATENCY`), which runs for
+/// about `ONLINE_RATE_REQUESTS / HIDDEN_RATE` seconds.
+const ONLINE_RATE: &str = "online_rate";
+const ONLINE_RATE_REQUESTS: usize = 9_000;
+const HIDDEN_RATE: usize = 100;
+const RATE_CASE_LATENCY: Duration = Duration::from_millis(10);
+/// The rate counts as reached once the mean over this many seconds is 90% of the hidden rate.
+const RATE_MEAN_SECS: usize = 5;
 
 /// Writes ten copies of `source` into `dir`, each but the first under a letter cipher of its
 /// own (`benches/constant_density.py`).
@@ -269,7 +291,7 @@ fn report(results: &[Measured]) -> BenchResult<()> {
 fn input_label(m: &Measured) -> String {
     let unit = match m.case {
         "parse_validate" => "output lines",
-        "runner" => "requests",
+        "runner" | ONLINE_RUNNER | ONLINE_RATE => "requests",
         _ => "candidates",
     };
     format!("{} {unit}", thousands(m.size))
@@ -311,6 +333,29 @@ fn describe(m: &Measured) -> String {
             f("fake_cpu_s"),
             n("uploads"),
             n("http_requests")
+        ),
+        ONLINE_RUNNER => format!(
+            "runner.run {:.2} s wall at online.concurrency {ONLINE_CONCURRENCY}: runner {:.2} s CPU = \
+             {:.1} µs a request, {:.1}% of one core per 1,000 requests/s (target ≤ 5%); fake server \
+             {:.2} s CPU; {} HTTP requests",
+            f("run_s"),
+            f("runner_cpu_s"),
+            f("runner_cpu_s") / m.size as f64 * 1e6,
+            f("runner_cpu_s") / m.size as f64 * 1000.0 * 100.0,
+            f("fake_cpu_s"),
+            n("http_requests")
+        ),
+        ONLINE_RATE => format!(
+            "hidden rate {} requests/s: the {RATE_MEAN_SECS}-s mean reached 90% of it after {:.0} s \
+             (target ≤ 60 s); after that {:.1} requests/s = {:.0}% of it, 429 share {:.2}% \
+             (target ≤ 5%); {} 429s in all, run {:.0} s",
+            n("hidden_rate"),
+            f("reached_s"),
+            f("rate_after"),
+            f("rate_after") / f("hidden_rate") * 100.0,
+            f("refused_share_after") * 100.0,
+            n("refused"),
+            f("run_s")
         ),
         "assemble" | CONSTANT_DENSITY => format!(
             "the stage {:.2} s ({:.2} s CPU); {:.0} MB input; {} released, {} dropped as duplicates",
@@ -464,6 +509,8 @@ fn run_child(args: &[String]) -> BenchResult<()> {
     let detail = match case.as_str() {
         "parse_validate" => parse_validate(&dir, size)?,
         "runner" => runner(&dir, size)?,
+        ONLINE_RUNNER => online_runner(&dir, size)?,
+        ONLINE_RATE => online_rate(&dir, size)?,
         "assemble" | CONSTANT_DENSITY => assemble(&dir)?,
         "dedup_agreement" => dedup_agreement(&dir)?,
         other => return Err(format!("unknown case {other}")),
@@ -571,7 +618,7 @@ fn runner(dir: &Path, requests: usize) -> BenchResult<Value> {
     let printer = Printer { quiet: true };
     let guard = CostGuard::new(f64::INFINITY, "author.max_cost_usd", 0.0);
     let runtime = tokio::runtime::Runtime::new().map_err(err("runtime"))?;
-    let fake_cpu_before = fake_thread_cpu_s()?;
+    let fake_cpu_before = thread_cpu_s("fake-batch-api")?;
     let cpu_before = process_cpu_s();
     let started = Instant::now();
     let result = runtime.block_on(async {
@@ -580,7 +627,7 @@ fn runner(dir: &Path, requests: usize) -> BenchResult<Value> {
     });
     let run_s = started.elapsed().as_secs_f64();
     let cpu_s = process_cpu_s() - cpu_before;
-    let fake_cpu_s = fake_thread_cpu_s()? - fake_cpu_before;
+    let fake_cpu_s = thread_cpu_s("fake-batch-api")? - fake_cpu_before;
     let result = result.map_err(err("runner"))?;
     if result.waiting > 0 {
         return Err(format!("{} requests got no outcome", result.waiting));
@@ -605,15 +652,162 @@ fn process_cpu_s() -> f64 {
     seconds(usage.ru_utime) + seconds(usage.ru_stime)
 }
 
-/// CPU seconds the fake Batch API's server thread has used, from /proc (its thread name
-/// starts `fake-batch-api-`), so that the runner's own CPU can be told apart from the fake's.
-fn fake_thread_cpu_s() -> BenchResult<f64> {
+/// A whole job through the online backend at `online.concurrency` 64 against the fake online
+/// server, which answers every request at once with the same realistic reply: what remains is
+/// the backend's own work per request (limiter, HTTP, checks, cache).
+fn online_runner(dir: &Path, requests: usize) -> BenchResult<Value> {
+    let reply = synth::author_reply(5);
+    let fake = FakeOnline::start(std::sync::Arc::new(move |_: &str, _: &Value| {
+        fake_api::FakeReply::Content(reply.clone())
+    }));
+    let config = online_config(&fake, requests, ONLINE_CONCURRENCY)?;
+    let batch = filled_requests(requests);
+    let runtime = tokio::runtime::Runtime::new().map_err(err("runtime"))?;
+    let fake_thread = fake_thread_name(&fake);
+    let fake_cpu_before = thread_cpu_s(&fake_thread)?;
+    let cpu_before = process_cpu_s();
+    let started = Instant::now();
+    let result = run_online(&runtime, &config, dir, &batch)?;
+    let run_s = started.elapsed().as_secs_f64();
+    let cpu_s = process_cpu_s() - cpu_before;
+    let fake_cpu_s = thread_cpu_s(&fake_thread)? - fake_cpu_before;
+    if result.waiting > 0 {
+        return Err(format!("{} requests got no outcome", result.waiting));
+    }
+    Ok(json!({
+        "run_s": run_s,
+        "runner_cpu_s": cpu_s - fake_cpu_s,
+        "fake_cpu_s": fake_cpu_s,
+        "http_requests": fake.counters().requests,
+    }))
+}
+
+/// A job through the online backend against a fake that answers 429 above [`HIDDEN_RATE`]
+/// requests a second and tells nothing else (no `retry-after`, no rate headers): how soon the
+/// limiter finds the rate, and how often it is refused once it has.
+fn online_rate(dir: &Path, requests: usize) -> BenchResult<Value> {
+    let fake = FakeOnline::start(std::sync::Arc::new(|_: &str, _: &Value| {
+        fake_api::FakeReply::Content("{\"items\": []}".into())
+    }));
+    fake.set_hidden_rate(HIDDEN_RATE);
+    fake.set_latency(RATE_CASE_LATENCY);
+    fake.record_timeline();
+    let mut config = online_config(&fake, requests, ONLINE_CONCURRENCY)?;
+    config.api.max_retries = 100;
+    config.api.retry_initial_secs = 0.05;
+    let batch: Vec<Request> = (0..requests)
+        .map(|i| synth::author_request(i).request)
+        .collect();
+    let runtime = tokio::runtime::Runtime::new().map_err(err("runtime"))?;
+    let started = Instant::now();
+    let result = run_online(&runtime, &config, dir, &batch)?;
+    let run_s = started.elapsed().as_secs_f64();
+    if result.waiting > 0 {
+        return Err(format!("{} requests got no outcome", result.waiting));
+    }
+    let timeline = fake.counters().timeline;
+    let seconds = timeline
+        .iter()
+        .map(|(at, _)| *at as usize + 1)
+        .max()
+        .unwrap_or(0);
+    let mut served = vec![0usize; seconds];
+    let mut refused = vec![0usize; seconds];
+    for (at, status) in &timeline {
+        match status {
+            200 => served[*at as usize] += 1,
+            429 => refused[*at as usize] += 1,
+            _ => {}
+        }
+    }
+    // The last seconds drain the queue: fewer requests are left than the rate allows.
+    let steady_end = seconds.saturating_sub(RATE_MEAN_SECS);
+    let target = HIDDEN_RATE as f64 * 0.9;
+    let reached = (RATE_MEAN_SECS..=steady_end)
+        .find(|end| {
+            served[end - RATE_MEAN_SECS..*end].iter().sum::<usize>() as f64 / RATE_MEAN_SECS as f64
+                >= target
+        })
+        .ok_or("the rate never reached 90% of the hidden rate")?;
+    let after = reached..steady_end.max(reached + 1).min(seconds);
+    let served_after: usize = served[after.clone()].iter().sum();
+    let refused_after: usize = refused[after.clone()].iter().sum();
+    Ok(json!({
+        "hidden_rate": HIDDEN_RATE,
+        "reached_s": reached,
+        "rate_after": served_after as f64 / after.len().max(1) as f64,
+        "refused_share_after": refused_after as f64 / (served_after + refused_after).max(1) as f64,
+        "refused": refused.iter().sum::<usize>(),
+        "run_s": run_s,
+    }))
+}
+
+/// pipeline.toml pointed at `fake` through the online backend.
+fn online_config(fake: &FakeOnline, requests: usize, concurrency: usize) -> BenchResult<Config> {
+    config(&[
+        "api.provider=online".into(),
+        format!("api.base_url={}", fake.base_url()),
+        format!("api.api_key_env={BENCH_KEY_ENV}"),
+        format!("api.max_requests_per_job={}", requests.max(1)),
+        format!("online.concurrency={concurrency}"),
+    ])
+}
+
+/// `requests` authoring requests, each with a 4,000-character message as real prompts have.
+fn filled_requests(requests: usize) -> Vec<Request> {
+    let filler = "x".repeat(4000);
+    (0..requests)
+        .map(|i| {
+            let r = synth::author_request(i).request;
+            let mut body = r.body().clone();
+            body["messages"][0]["content"] = json!(format!("{filler} {i}"));
+            Request::new(r.custom_id, body)
+        })
+        .collect()
+}
+
+fn run_online(
+    runtime: &tokio::runtime::Runtime,
+    config: &Config,
+    dir: &Path,
+    batch: &[Request],
+) -> BenchResult<saseval_gen::batch::JobResult> {
+    let run = fresh(dir)?;
+    let printer = Printer { quiet: true };
+    let guard = CostGuard {
+        max_cost_usd: f64::INFINITY,
+        cost_key: "author.max_cost_usd",
+    };
+    runtime
+        .block_on(async {
+            let mut runner = Runner::open(config, &run, RunOptions::default(), &printer)?;
+            runner.run("bench", batch, &guard).await
+        })
+        .map_err(err("online runner"))
+}
+
+/// The name of the fake online server's thread (`fake-online-<port>`).
+fn fake_thread_name(fake: &FakeOnline) -> String {
+    let port = fake.base_url();
+    let port = port
+        .rsplit(':')
+        .next()
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or("");
+    format!("fake-online-{port}")
+}
+
+/// CPU seconds a server thread of a fake has used, from /proc (its thread name starts with
+/// `name`, as Linux shortens it to 15 bytes), so that the runner's own CPU can be told apart
+/// from the fake's.
+fn thread_cpu_s(name: &str) -> BenchResult<f64> {
+    let name: String = name.chars().take(15).collect();
     // SAFETY: sysconf only reads a system constant.
     let ticks_per_s = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
     for task in std::fs::read_dir("/proc/self/task").map_err(err("/proc/self/task"))? {
         let task = task.map_err(err("/proc/self/task"))?.path();
-        let name = std::fs::read_to_string(task.join("comm")).unwrap_or_default();
-        if !name.starts_with("fake-batch-api") {
+        let comm = std::fs::read_to_string(task.join("comm")).unwrap_or_default();
+        if !comm.starts_with(&name) {
             continue;
         }
         let stat = std::fs::read_to_string(task.join("stat")).map_err(err("thread stat"))?;
@@ -628,7 +822,7 @@ fn fake_thread_cpu_s() -> BenchResult<f64> {
         // Fields after the name start at `state` (field 3): utime is field 14, stime 15.
         return Ok((tick(11) + tick(12)) / ticks_per_s);
     }
-    Err("the fake Batch API's thread was not found under /proc/self/task".into())
+    Err(format!("no thread named {name} under /proc/self/task"))
 }
 
 /// `saseval-gen assemble` in-process on `candidates.jsonl` as the repaired items (no audit panel:

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs the benchmark suite on this machine and prints the tables BENCHMARKS.md records:
 #   scale        — parse + validate a 50,000-line output file, the runner against a zero-latency
-#                  fake, assemble at 10k/100k/1M candidates and on 1M of the 100k file's
+#                  fake, the online backend's own CPU against one (10,000 requests at
+#                  concurrency 64) and its limiter against a fake that answers 429 above a
+#                  rate it does not tell, assemble at 10k/100k/1M candidates and on 1M of the 100k file's
 #                  duplicate density, all-pairs vs MinHash LSH agreement
 #                  (each case in its own process: wall time and peak RSS)
 #   local_speed  — the local backend's tokens/s beside llama.cpp's own decode loop

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what building and testing saseval-gen needs on a fresh Debian/Ubuntu machine:
 # cmake and libclang (the llama.cpp build of the local backend), the bundled model, Chromium (the
-# release report is rendered in it headless), and the Python `datasets` and `mlcroissant`
-# libraries (the release loader checks). Safe to re-run: each step is skipped when already done.
+# release report is rendered in it headless), the Python `datasets` and `mlcroissant` libraries
+# (the release loader checks), and llama.cpp's OpenAI-compatible server from llama-cpp-python
+# (the online backend's real-server test). Safe to re-run: each step is skipped when already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,4 +38,14 @@ fi
 if [ "${SASEVAL_SKIP_PYTHON:-0}" != 1 ] && ! python3 -c 'import mlcroissant' >/dev/null 2>&1; then
   echo "setup: installing the Python mlcroissant library (for the Croissant check)"
   python3 -m pip install --quiet --disable-pip-version-check mlcroissant
+fi
+# The online backend's real-server test runs `python3 -m llama_cpp.server` on the bundled model.
+# PyPI's package is a source package: pip builds llama.cpp with cmake and the compiler installed
+# above: about 5 minutes on the 2-core machine (17 while other builds ran); the multimodal
+# library is not built.
+if [ "${SASEVAL_SKIP_PYTHON:-0}" != 1 ] && ! python3 -c 'import llama_cpp.server' >/dev/null 2>&1; then
+  echo "setup: building llama-cpp-python's server from its source package (for the online backend's real-server test; several minutes)"
+  CMAKE_ARGS="-DLLAVA_BUILD=OFF" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
+    python3 -m pip install --quiet --disable-pip-version-check --no-binary llama-cpp-python \
+    'llama-cpp-python[server]==0.3.36'
 fi

@@ -31,6 +31,8 @@ pub struct Config {
     pub api: Api,
     #[serde(default)]
     pub local: Local,
+    #[serde(default)]
+    pub online: Online,
     pub author: Author,
     pub repair: Repair,
     #[serde(default)]
@@ -68,6 +70,8 @@ fn default_id_prefix() -> String {
 pub enum Provider {
     Groq,
     Openai,
+    /// Any OpenAI-compatible `/chat/completions` server, one request at a time per slot.
+    Online,
     Local,
     File,
 }
@@ -77,6 +81,7 @@ impl fmt::Display for Provider {
         f.write_str(match self {
             Provider::Groq => "groq",
             Provider::Openai => "openai",
+            Provider::Online => "online",
             Provider::Local => "local",
             Provider::File => "file",
         })
@@ -170,6 +175,36 @@ fn default_context() -> u32 {
 }
 fn default_repeat_penalty() -> f32 {
     1.15
+}
+
+/// `[online]`: how hard the `online` backend may drive its server. The limiter adapts below
+/// these ceilings (429s, 503s, rate-limit headers, rising latency); it never goes above them.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Online {
+    /// Most requests in flight at once.
+    #[serde(default = "default_concurrency")]
+    pub concurrency: usize,
+    /// Requests per minute, at most; unset: no ceiling but what the server signals.
+    #[serde(default)]
+    pub rpm: Option<f64>,
+    /// Tokens per minute (prompt estimate + `max_tokens`), at most; unset: no ceiling.
+    #[serde(default)]
+    pub tpm: Option<f64>,
+}
+
+impl Default for Online {
+    fn default() -> Self {
+        Online {
+            concurrency: default_concurrency(),
+            rpm: None,
+            tpm: None,
+        }
+    }
+}
+
+fn default_concurrency() -> usize {
+    8
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -501,10 +536,10 @@ impl Config {
     }
 
     /// SHA-256 of the settings that decide a release's content: everything but where and how
-    /// requests run (`[api]`, `[local]`, `[prices]`, `release.out_dir`).
+    /// requests run (`[api]`, `[local]`, `[online]`, `[prices]`, `release.out_dir`).
     pub fn content_fingerprint(&self) -> String {
         let mut table = self.table.clone();
-        for operational in ["api", "local", "prices"] {
+        for operational in ["api", "local", "online", "prices"] {
             table.remove(operational);
         }
         if let Some(release) = table.get_mut("release").and_then(toml::Value::as_table_mut) {
@@ -624,8 +659,24 @@ impl Config {
             "api.api_key_env",
             "the name of an environment variable",
         )?;
-        if matches!(a.provider, Provider::Groq | Provider::Openai) {
-            crate::endpoint::check_base_url(&a.base_url).map_err(|e| e.to_string())?;
+        match a.provider {
+            Provider::Groq | Provider::Openai => {
+                crate::endpoint::check_base_url(&a.base_url).map_err(|e| e.to_string())?;
+            }
+            // Whether plain http is allowed depends on whether a key is set, which the client
+            // checks when it starts; the URL's form is checked here.
+            Provider::Online => {
+                crate::endpoint::check_online_url(&a.base_url, false).map_err(|e| e.to_string())?;
+            }
+            Provider::Local | Provider::File => {}
+        }
+        let o = &self.online;
+        whole(o.concurrency, "online.concurrency", 1, MAX_CONCURRENCY)?;
+        if let Some(rpm) = o.rpm {
+            per_minute(rpm, "online.rpm", "requests")?;
+        }
+        if let Some(tpm) = o.tpm {
+            per_minute(tpm, "online.tpm", "tokens")?;
         }
         let l = &self.local;
         whole(l.threads, "local.threads", 1, 1024)?;
@@ -865,6 +916,21 @@ fn number<T: Into<f64> + Copy>(value: T, key: &str, lo: f64, hi: f64) -> Result<
     let value = value.into();
     let ok = value.is_finite() && value >= lo && value <= hi;
     require(ok, key, &format!("a number from {lo} to {hi}"))
+}
+
+/// Most requests in flight `online.concurrency` allows: past any server's batch size.
+const MAX_CONCURRENCY: usize = 4096;
+/// Largest `online.rpm` / `online.tpm`: far above any provider's limit.
+const MAX_PER_MINUTE: f64 = 1e12;
+
+/// A rate ceiling: a positive number of `what` per minute.
+fn per_minute(value: f64, key: &str, what: &str) -> Result<(), String> {
+    let ok = value.is_finite() && value > 0.0 && value <= MAX_PER_MINUTE;
+    require(
+        ok,
+        key,
+        &format!("{what} per minute above 0 (at most {MAX_PER_MINUTE:e}), or leave it unset for no ceiling"),
+    )
 }
 
 /// A duration key in seconds within `lo..=hi`.

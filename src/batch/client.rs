@@ -30,7 +30,7 @@ const IDENTICAL_BAD_DOWNLOADS: usize = 3;
 /// The largest JSON reply read (a page of a listing is a few hundred KB), and how much of an
 /// error reply is read for its message: a server cannot make the client hold more.
 const MAX_REPLY_BYTES: usize = 64 << 20;
-const MAX_ERROR_BODY_BYTES: usize = 64 << 10;
+pub const MAX_ERROR_BODY_BYTES: usize = 64 << 10;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
@@ -121,6 +121,11 @@ impl fmt::Debug for ApiKey {
 
 impl ApiKey {
     pub fn from_env(var: &str) -> Result<ApiKey, ClientError> {
+        ApiKey::from_env_if_set(var)?.ok_or_else(|| ClientError::MissingKey(var.to_string()))
+    }
+
+    /// The key in `var`, or None when it is unset or blank (a local server needs none).
+    pub fn from_env_if_set(var: &str) -> Result<Option<ApiKey>, ClientError> {
         match std::env::var(var) {
             Ok(v) if !v.trim().is_empty() => {
                 let key = v.trim().to_string();
@@ -131,11 +136,36 @@ impl ApiKey {
                         chars,
                     });
                 }
-                Ok(ApiKey(key))
+                Ok(Some(ApiKey(key)))
             }
-            _ => Err(ClientError::MissingKey(var.to_string())),
+            _ => Ok(None),
         }
     }
+
+    /// `request` with the key as its `Authorization: Bearer …` header.
+    pub fn authorize(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        request.bearer_auth(&self.0)
+    }
+
+    /// What removes this key from server text.
+    pub fn redactor(&self) -> Redactor {
+        Redactor::new(&self.0)
+    }
+}
+
+/// The HTTP client every backend sends with: `api`'s timeouts, no redirects (the key must not
+/// follow one to another address), and saseval-gen's user agent.
+pub fn http_client(api: &Api) -> Result<reqwest::Client, ClientError> {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs_f64(api.request_timeout_secs))
+        .connect_timeout(Duration::from_secs(30))
+        .redirect(reqwest::redirect::Policy::none())
+        .user_agent(concat!("saseval-gen/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| ClientError::Protocol {
+            what: "building the HTTP client".into(),
+            message: e.to_string(),
+        })
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -267,20 +297,10 @@ impl Client {
     pub fn new(api: &Api, printer: &Printer) -> Result<Client, ClientError> {
         crate::endpoint::check_base_url(&api.base_url)?;
         let key = ApiKey::from_env(&api.api_key_env)?;
-        let http = reqwest::Client::builder()
-            .timeout(Duration::from_secs_f64(api.request_timeout_secs))
-            .connect_timeout(Duration::from_secs(30))
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("saseval-gen/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| ClientError::Protocol {
-                what: "building the HTTP client".into(),
-                message: e.to_string(),
-            })?;
         Ok(Client {
-            http,
+            http: http_client(api)?,
             base: api.base_url.trim_end_matches('/').to_string(),
-            redactor: Redactor::new(&key.0),
+            redactor: key.redactor(),
             key,
             retry: RetryPolicy {
                 initial: Duration::from_secs_f64(api.retry_initial_secs),
@@ -594,11 +614,12 @@ impl Client {
 }
 
 /// Rustls refused the server's certificate: retrying cannot help.
-fn is_certificate_error(e: &reqwest::Error) -> bool {
+pub fn is_certificate_error(e: &reqwest::Error) -> bool {
     e.is_connect() && transport_message(e).to_lowercase().contains("certificate")
 }
 
-fn transport_message(e: &reqwest::Error) -> String {
+/// A transport error with its whole chain of causes (reqwest's own message is only the first).
+pub fn transport_message(e: &reqwest::Error) -> String {
     let mut msg = e.to_string();
     let mut source = std::error::Error::source(e);
     while let Some(s) = source {
@@ -638,7 +659,7 @@ struct JsonBody<'r> {
 }
 
 /// The first `limit` bytes of a response body, and whether there was more.
-async fn read_at_most(
+pub async fn read_at_most(
     mut response: reqwest::Response,
     limit: usize,
 ) -> Result<(Vec<u8>, bool), reqwest::Error> {

@@ -26,7 +26,7 @@ pub const MAX_LINE_BYTES: usize = 64 << 20;
 /// body passed through as the server's bytes instead of being parsed and written again.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "snake_case")]
-enum LineOutcome {
+pub(super) enum LineOutcome {
     Ok(Box<RawValue>),
     Failed(Failure),
 }
@@ -73,6 +73,9 @@ fn line_outcome(response: Option<&RawValue>, error: Option<&RawValue>) -> Option
 /// Longest failure message kept, in characters.
 const MAX_MESSAGE_CHARS: usize = 500;
 
+/// The message of a failure whose server said nothing that reads as one.
+pub(super) const NO_MESSAGE: &str = "the server gave no message";
+
 /// A failed request's code and message, from the first place that has them:
 /// - the response body's `error` object (OpenAI, Groq: `{"error": {"message", "code"}}`);
 /// - the line's top-level `error` as vLLM's `run-batch` writes it with a null body: a plain
@@ -81,7 +84,7 @@ const MAX_MESSAGE_CHARS: usize = 500;
 ///
 /// The code is the first string `code`, else the first string `type` (vLLM's codes are numbers,
 /// the HTTP status already kept), else `request_failed`.
-fn failure(status: u16, body: Option<&RawValue>, error: Option<&RawValue>) -> Failure {
+pub(super) fn failure(status: u16, body: Option<&RawValue>, error: Option<&RawValue>) -> Failure {
     let parse = |raw: Option<&RawValue>| {
         raw.and_then(|r| serde_json::from_str::<Value>(r.get()).ok())
             .unwrap_or(Value::Null)
@@ -110,7 +113,7 @@ fn failure(status: u16, body: Option<&RawValue>, error: Option<&RawValue>) -> Fa
             .collect(),
         status: Some(status),
         message: message
-            .unwrap_or("the server gave no message")
+            .unwrap_or(NO_MESSAGE)
             .chars()
             .take(MAX_MESSAGE_CHARS)
             .collect(),
@@ -377,7 +380,35 @@ fn parse_line(
     let Some(outcome) = line_outcome(line.response, line.error) else {
         return Line::Unserved;
     };
-    match CacheLine::render(custom_id.clone(), hash.clone(), &outcome, source) {
+    match render_storable(custom_id.clone(), hash.clone(), &outcome, source) {
+        Storable::Unreadable { why, rendered } => Line::Bad {
+            why,
+            kept: Some((custom_id, rendered)),
+        },
+        Storable::AsIs(rendered) => Line::Served(rendered),
+    }
+}
+
+/// A served outcome as a cache line: as it is, or, when it would not read back from the cache,
+/// as the failed outcome that says why.
+pub(super) enum Storable {
+    AsIs(std::io::Result<CacheLine>),
+    Unreadable {
+        why: String,
+        rendered: std::io::Result<CacheLine>,
+    },
+}
+
+/// Renders `outcome`'s cache line; a response that would not read back (nested deeper than the
+/// JSON reader's limit, numbers out of range) becomes an `unreadable_response` failure instead
+/// of damaging the cache.
+pub(super) fn render_storable(
+    custom_id: String,
+    hash: String,
+    outcome: &LineOutcome,
+    source: &str,
+) -> Storable {
+    match CacheLine::render(custom_id.clone(), hash.clone(), outcome, source) {
         Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
             let why = format!("the response cannot be stored and read back ({e}): bodies nested deeper than the JSON reader's limit, or holding numbers out of range, are kept as failed outcomes");
             let failure = Failure {
@@ -385,18 +416,11 @@ fn parse_line(
                 status: Some(200),
                 message: why.clone(),
             };
-            let rendered = CacheLine::render(
-                custom_id.clone(),
-                hash.clone(),
-                &LineOutcome::Failed(failure),
-                source,
-            );
-            Line::Bad {
-                why,
-                kept: Some((custom_id, rendered)),
-            }
+            let rendered =
+                CacheLine::render(custom_id, hash, &LineOutcome::Failed(failure), source);
+            Storable::Unreadable { why, rendered }
         }
-        rendered => Line::Served(rendered),
+        rendered => Storable::AsIs(rendered),
     }
 }
 

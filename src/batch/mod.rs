@@ -1,6 +1,6 @@
 //! The batch runner: runs a set of chat-completion requests through one backend (the HTTP Batch
-//! API, the in-process local model, or export/import files for another engine) and returns one
-//! outcome per request. Every outcome is written to the response cache before anything else
+//! API, an OpenAI-compatible server answering online, the in-process local model, or
+//! export/import files for another engine) and returns one outcome per request. Every outcome is written to the response cache before anything else
 //! happens, and every remote side effect is journaled, so a re-run never pays twice.
 
 pub mod cache;
@@ -11,6 +11,7 @@ pub mod journal;
 #[cfg(feature = "local")]
 pub mod local;
 mod local_job;
+pub mod online;
 pub mod remote;
 pub mod request_file;
 pub mod status;
@@ -136,9 +137,40 @@ pub enum BatchError {
     },
     #[error("{0}")]
     RequestTooLarge(String),
+    #[error("{url} answered 404 Not Found for model `{model}`: {message}. Check api.base_url (most servers answer at …/v1/chat/completions, so it ends in /v1) and that the server serves the model under that name (vLLM --served-model-name, llama.cpp --alias, `ollama list`)")]
+    OnlineNotFound {
+        url: String,
+        model: String,
+        message: String,
+    },
     // What a re-run, the provider or the machine resolves (exit 1).
     #[error("interrupted: batches already submitted keep running on the server; re-run the same command to continue waiting (nothing is submitted twice)")]
     Interrupted,
+    #[error("job {job}: interrupted with {in_flight} request(s) in flight; every answer received is cached. Re-run the same command to send only the rest (the requests that were in flight may be paid again)")]
+    OnlineInterrupted { job: String, in_flight: usize },
+    #[error("job {job}: the server at {url} failed the last {attempts} attempts in a row (the last: {last}); stopping instead of retrying. {cached} answer(s) of this run are cached and {waiting} request(s) wait. Check that the server is up, serves the requested model and accepts the requests, then re-run: only the requests without an answer are sent")]
+    ServerFailing {
+        job: String,
+        url: String,
+        attempts: usize,
+        last: String,
+        cached: usize,
+        waiting: usize,
+    },
+    #[error("job {job}: the server at {url} asks to wait {seconds} s before the next request (retry-after); stopping instead of waiting that long. {cached} answer(s) of this run are cached: re-run after the wait, and only the requests without an answer are sent")]
+    ServerAsksToWait {
+        job: String,
+        url: String,
+        seconds: u64,
+        cached: usize,
+    },
+    #[error("job {job}: {waiting} request(s) got no answer in {attempts} attempts each (the last error: {last}); every answer so far is cached. Re-run to send only those; if the server is overloaded, lower online.concurrency or set online.rpm")]
+    Unanswered {
+        job: String,
+        waiting: usize,
+        attempts: usize,
+        last: String,
+    },
     #[error("cannot create {}: {source}", path.display())]
     StateDir {
         path: PathBuf,
@@ -224,7 +256,8 @@ impl BatchError {
             | BatchError::StateLink(_)
             | BatchError::TooManyRequests { .. }
             | BatchError::OverBudget { .. }
-            | BatchError::RequestTooLarge(_) => USAGE,
+            | BatchError::RequestTooLarge(_)
+            | BatchError::OnlineNotFound { .. } => USAGE,
             BatchError::LocalModel { usage, .. } => {
                 if *usage {
                     USAGE
@@ -242,6 +275,10 @@ impl BatchError {
             BatchError::ImportMatchesNothing { .. }
             | BatchError::ImportEmpty { .. }
             | BatchError::Interrupted
+            | BatchError::OnlineInterrupted { .. }
+            | BatchError::ServerFailing { .. }
+            | BatchError::ServerAsksToWait { .. }
+            | BatchError::Unanswered { .. }
             | BatchError::StateDir { .. }
             | BatchError::ReadFile { .. }
             | BatchError::CacheLine(_)
@@ -474,6 +511,7 @@ impl<'a> Runner<'a> {
                         .run(&pending)
                         .await?;
                 }
+                Provider::Online => online::run(self, job, &pending, guard).await?,
                 Provider::File => file::FileJob::new(self, job).run(&pending)?,
                 Provider::Local => local_job::run(self, job, &pending).await?,
             }
@@ -646,12 +684,14 @@ impl CostEstimate {
     }
 
     /// Adds `input` and `output` tokens of `model` at its `[prices]` entry, with the batch
-    /// discount; local and file runs cost nothing, and an unpriced model counts as 0.
+    /// discount for the Batch API (online requests pay the full price); local and file runs
+    /// cost nothing, and an unpriced model counts as 0.
     pub fn add(&mut self, config: &Config, model: &str, input: u64, output: u64) {
         self.input_tokens = self.input_tokens.saturating_add(input);
         self.output_tokens = self.output_tokens.saturating_add(output);
         let discount = match config.api.provider {
             Provider::Groq | Provider::Openai => config.api.batch_discount,
+            Provider::Online => 0.0,
             Provider::Local | Provider::File => return,
         };
         match config.prices.get(model) {

@@ -178,7 +178,9 @@ fn body(
         ResponseFormat::JsonSchema => {
             let patterns = match config.api.provider {
                 Provider::Local => Patterns::RawJson,
-                Provider::Groq | Provider::Openai | Provider::File => Patterns::Decoded,
+                Provider::Groq | Provider::Openai | Provider::Online | Provider::File => {
+                    Patterns::Decoded
+                }
             };
             let schema = validate::reply_schema(category, &rules(config), patterns);
             let mut spec = json!({"name": "saseval_items", "schema": schema});

@@ -382,9 +382,10 @@ fn serve(listener: std::net::TcpListener, app: Router, shutdown: oneshot::Receiv
 }
 
 // ---------------------------------------------------------------------------------------------
-// Connections a request can sabotage (for `ResetConnection` and `TruncatedDownload`).
+// Connections a request can sabotage (for `ResetConnection` and `TruncatedDownload`; the fake
+// online server's resets and cut bodies use them too).
 
-struct ControlledListener(tokio::net::TcpListener);
+pub(crate) struct ControlledListener(pub(crate) tokio::net::TcpListener);
 
 impl Listener for ControlledListener {
     type Io = ControlledStream;
@@ -413,14 +414,14 @@ impl Listener for ControlledListener {
 }
 
 /// What the handling of a request asked of its connection.
-struct ConnectionControl {
+pub(crate) struct ConnectionControl {
     /// Fail every read and write from now on, and close with a reset.
-    killed: AtomicBool,
+    pub(crate) killed: AtomicBool,
     /// Let the next response's head and only this many body bytes out, then fail (`NO_CUT`: no).
-    cut_body_at: AtomicUsize,
+    pub(crate) cut_body_at: AtomicUsize,
 }
 
-const NO_CUT: usize = usize::MAX;
+pub(crate) const NO_CUT: usize = usize::MAX;
 
 impl Default for ConnectionControl {
     fn default() -> Self {
@@ -433,7 +434,7 @@ impl Default for ConnectionControl {
 
 /// The connection a request arrived on, as its handlers see it.
 #[derive(Clone)]
-struct Connection(Arc<ConnectionControl>);
+pub(crate) struct Connection(pub(crate) Arc<ConnectionControl>);
 
 impl Connected<IncomingStream<'_, ControlledListener>> for Connection {
     fn connect_info(stream: IncomingStream<'_, ControlledListener>) -> Self {
@@ -482,7 +483,7 @@ impl BodyCut {
 }
 
 /// A TCP stream that obeys its `ConnectionControl`.
-struct ControlledStream {
+pub(crate) struct ControlledStream {
     stream: tokio::net::TcpStream,
     control: Arc<ConnectionControl>,
     cut: Option<BodyCut>,
@@ -1201,7 +1202,7 @@ fn error_body(message: &str, kind: &str, code: &str) -> Value {
     json!({"error": {"message": message, "type": kind, "code": code}})
 }
 
-fn api_error(status: StatusCode, message: &str, kind: &str, code: &str) -> Response {
+pub(crate) fn api_error(status: StatusCode, message: &str, kind: &str, code: &str) -> Response {
     (status, Json(error_body(message, kind, code))).into_response()
 }
 

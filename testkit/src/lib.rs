@@ -1,5 +1,6 @@
 //! What saseval-gen's integration tests and benches share, as one dev-only crate instead of
-//! source files each target includes by path: the fake Batch API they drive the binary against,
+//! source files each target includes by path: the fake Batch API and the fake online
+//! (`/chat/completions`) server they drive the binary against,
 //! the realistic model replies it answers with, and the synthetic inputs the benches run on.
 //! Everything here is deterministic in its arguments, so a test or bench gets the same bytes on
 //! every run.
@@ -9,5 +10,6 @@
 //! tests link, with the features those builds enable (`test-hooks` among them).
 
 pub mod fake_api;
+pub mod fake_online;
 pub mod replies;
 pub mod synth;

@@ -18,6 +18,7 @@ mod diff;
 mod fill;
 mod interop;
 mod local;
+mod online;
 mod readers;
 mod recovery;
 mod release;
