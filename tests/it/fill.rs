@@ -276,15 +276,20 @@ fn status_shows_the_loop_round_and_each_categorys_survivors_against_its_need() {
     assert!(status
         .stdout
         .contains("after round 0: survivors / needed per category"));
-    let memory = status
-        .stdout
-        .lines()
-        .find(|l| l.trim_start().starts_with("memory_update"))
-        .expect("a memory_update line");
+    let line_of = |category: &str| {
+        status
+            .stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(category))
+            .unwrap_or_else(|| panic!("no {category} line in:\n{}", status.stdout))
+            .to_string()
+    };
+    let documents = line_of("long_document_qa");
     assert!(
-        memory.contains("/20") && memory.contains("short"),
-        "{memory}"
+        documents.contains("17/20") && documents.ends_with("short"),
+        "the fake leaves long_document_qa at 17 of 20 after round 0: {documents}"
     );
+    assert!(line_of("simple_factual").ends_with("full"));
 }
 
 #[test]
