@@ -25,7 +25,7 @@ use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::{send_logs_to_tracing, LogOptions};
-use saseval_gen::batch::local::{LocalEngine, LocalSettings, RequestTiming};
+use saseval_gen::batch::local::{LocalEngine, LocalSettings, Timing};
 use saseval_gen::config::Config;
 use saseval_gen::stages::author::plan_round0;
 use saseval_gen::templates::Templates;
@@ -128,7 +128,7 @@ struct Workload {
 #[derive(Default)]
 struct EngineRun {
     seconds: f64,
-    timing: RequestTiming,
+    timing: Timing,
 }
 
 struct Spread {
@@ -180,6 +180,7 @@ fn run() -> Result<(), String> {
             context_size,
             repeat_penalty: config.local.repeat_penalty,
             chat_template: None,
+            parallel: 1,
         };
         measurements.extend(measure_threads(&settings, &workloads, repetitions)?);
     }
