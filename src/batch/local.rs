@@ -1242,12 +1242,6 @@ mod tests {
             first, rerun,
             "so does the same engine, whatever its KV cache still holds"
         );
-        let (alone, _, _) = run_all(&mut parallel(1), mixed_requests());
-        let same = first.iter().zip(&alone).filter(|(a, b)| a == b).count();
-        println!(
-            "{same} of {} outcomes are the same bytes with parallel = 1 and 3",
-            first.len()
-        );
     }
 
     #[test]
