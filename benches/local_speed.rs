@@ -8,9 +8,18 @@
 //! warm-up decode, then 128 single-token decodes timed together. It runs in a child process
 //! before the engine in every repetition, so drift in the machine's speed reaches both sides.
 //!
+//! `-- --parallel N` measures parallel decoding instead: the aggregate generation speed of N
+//! author requests decoded together (`local.parallel = N`) against the same requests decoded one
+//! at a time, and against llama.cpp's own batched decoding at the same batch size on the same
+//! compiled library (batched-bench's text-generation loop with a shared prompt: N sequences share
+//! the prompt's KV cells, then every step decodes one token of each, all logits kept). It also
+//! counts how many responses are the same bytes with N sequences as with one (the batch shape
+//! changes llama.cpp's float sums) and whether each setting repeats its own bytes.
+//!
 //! Run it with `cargo bench --bench local_speed` (add `-- --quick` for one repetition at two
-//! threads). It prints a markdown table and writes `local.json` to `$SASEVAL_BENCH_OUT`
-//! (default `target/bench`). The model is `$SASEVAL_TEST_MODEL`, else the bundled SmolLM2-135M.
+//! threads). It prints a markdown table and writes `local.json` (`local-parallel.json` with
+//! `--parallel`) to `$SASEVAL_BENCH_OUT` (default `target/bench`). The model is
+//! `$SASEVAL_TEST_MODEL`, else the bundled SmolLM2-135M.
 
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
@@ -25,7 +34,7 @@ use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::{send_logs_to_tracing, LogOptions};
-use saseval_gen::batch::local::{LocalEngine, LocalSettings, RequestTiming};
+use saseval_gen::batch::local::{LocalEngine, LocalSettings, Timing};
 use saseval_gen::config::Config;
 use saseval_gen::stages::author::plan_round0;
 use saseval_gen::templates::Templates;
@@ -57,6 +66,14 @@ const DEFAULT_MODEL: &str = "models/SmolLM2-135M-Instruct.Q4_1.gguf";
 const CONFIG_FILE: &str = "pipeline.local.toml";
 /// Set (to "THREADS CONTEXT_SIZE") in the child process that runs the llama.cpp reference.
 const REFERENCE_ENV: &str = "SASEVAL_LOCAL_SPEED_REFERENCE";
+/// Set (to "THREADS CONTEXT_SIZE SEQUENCES") in the child that runs llama.cpp's batched decoding.
+const BATCHED_ENV: &str = "SASEVAL_LOCAL_SPEED_BATCHED";
+/// Completion budget of each request in the `--parallel` comparison: the JSON-schema author
+/// replies run longer, so every sequence runs the whole budget and the batch keeps its size.
+const PARALLEL_MAX_TOKENS: u32 = 96;
+/// Steps of llama.cpp's batched decoding timed per batch size (each decodes one token of every
+/// sequence).
+const BATCHED_STEPS: usize = 32;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Case {
@@ -128,7 +145,7 @@ struct Workload {
 #[derive(Default)]
 struct EngineRun {
     seconds: f64,
-    timing: RequestTiming,
+    timing: Timing,
 }
 
 struct Spread {
@@ -154,7 +171,20 @@ fn run() -> Result<(), String> {
     if let Ok(spec) = std::env::var(REFERENCE_ENV) {
         return run_reference(&spec, &model_path);
     }
-    let quick = std::env::args().skip(1).any(|arg| arg == "--quick");
+    if let Ok(spec) = std::env::var(BATCHED_ENV) {
+        return run_batched_reference(&spec, &model_path);
+    }
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let quick = args.iter().any(|arg| arg == "--quick");
+    if let Some(at) = args.iter().position(|arg| arg == "--parallel") {
+        let sequences = args
+            .get(at + 1)
+            .and_then(|n| n.parse::<u32>().ok())
+            .filter(|n| *n >= 2)
+            .ok_or("--parallel needs a number of sequences of at least 2")?;
+        let repetitions = if quick { 1 } else { REPETITIONS };
+        return run_parallel(crate_root, &model_path, sequences, repetitions);
+    }
     let (thread_counts, repetitions) = if quick {
         (vec![QUICK_THREADS], 1)
     } else {
@@ -180,6 +210,7 @@ fn run() -> Result<(), String> {
             context_size,
             repeat_penalty: config.local.repeat_penalty,
             chat_template: None,
+            parallel: 1,
         };
         measurements.extend(measure_threads(&settings, &workloads, repetitions)?);
     }
@@ -439,6 +470,290 @@ fn decode_one(
     context
         .decode(batch)
         .map_err(|e| format!("llama.cpp decode: {e}"))
+}
+
+/// One row of the `--parallel` comparison: generation tokens/s of each repetition.
+struct ParallelRow {
+    case: &'static str,
+    sequences: u32,
+    runs: Vec<f64>,
+}
+
+/// `--parallel N`: the engine with N sequences and with one on the same N author requests, and
+/// llama.cpp's batched decoding with one sequence and with N, at [`QUICK_THREADS`] threads,
+/// interleaved per repetition.
+fn run_parallel(
+    crate_root: &Path,
+    model_path: &Path,
+    sequences: u32,
+    repetitions: usize,
+) -> Result<(), String> {
+    if !model_path.is_file() {
+        return Err(format!(
+            "model file {} not found: run scripts/fetch-model.sh (or set SASEVAL_TEST_MODEL)",
+            model_path.display()
+        ));
+    }
+    let config = Config::load(&crate_root.join(CONFIG_FILE), &[]).map_err(|e| e.to_string())?;
+    let templates = Templates::load(&config.author.prompts_dir).map_err(|e| e.to_string())?;
+    let planned: Vec<_> = plan_round0(&config, &templates)
+        .into_iter()
+        .take(sequences as usize)
+        .collect();
+    if planned.len() < sequences as usize {
+        return Err(format!(
+            "{CONFIG_FILE} plans {} round-0 requests; --parallel {sequences} needs as many",
+            planned.len()
+        ));
+    }
+    let categories: Vec<String> = planned.iter().map(|r| r.category.to_string()).collect();
+    let bodies: Vec<Value> = planned
+        .iter()
+        .map(|r| with_max_tokens(r.request.body(), PARALLEL_MAX_TOKENS))
+        .collect();
+    let settings = |parallel: u32| LocalSettings {
+        model_path: model_path.to_path_buf(),
+        threads: QUICK_THREADS,
+        context_size: config.local.context_size,
+        repeat_penalty: config.local.repeat_penalty,
+        chat_template: None,
+        parallel,
+    };
+    let load_at_start = load_average();
+    let mut together = LocalEngine::load(&settings(sequences)).map_err(|e| e.to_string())?;
+    let mut alone = LocalEngine::load(&settings(1)).map_err(|e| e.to_string())?;
+    let mut rows = [
+        ParallelRow {
+            case: "engine, one sequence at a time",
+            sequences: 1,
+            runs: Vec::new(),
+        },
+        ParallelRow {
+            case: "engine, sequences decoded together",
+            sequences,
+            runs: Vec::new(),
+        },
+        ParallelRow {
+            case: "llama.cpp batched decoding, 1 sequence",
+            sequences: 1,
+            runs: Vec::new(),
+        },
+        ParallelRow {
+            case: "llama.cpp batched decoding, shared prompt",
+            sequences,
+            runs: Vec::new(),
+        },
+    ];
+    let mut outputs: [Vec<Vec<String>>; 2] = [Vec::new(), Vec::new()];
+    let mut completion_tokens = [0; 2];
+    for repetition in 1..=repetitions {
+        progress(
+            "llama.cpp batched decoding",
+            QUICK_THREADS,
+            repetition,
+            repetitions,
+        );
+        let [one, many] = batched_child(&settings(sequences))?;
+        rows[2].runs.push(one);
+        rows[3].runs.push(many);
+        for (index, engine) in [&mut alone, &mut together].into_iter().enumerate() {
+            progress(rows[index].case, QUICK_THREADS, repetition, repetitions);
+            let (timing, texts) = all_at_once(engine, &bodies);
+            rows[index].runs.push(timing.generation_tokens_per_second());
+            completion_tokens[index] = timing.completion_tokens;
+            outputs[index].push(texts);
+        }
+    }
+    print_parallel(&rows, &categories, config.local.context_size);
+    let repeats = |runs: &[Vec<String>]| runs.windows(2).all(|pair| pair[0] == pair[1]);
+    let same = outputs[0][0]
+        .iter()
+        .zip(&outputs[1][0])
+        .filter(|(one, many)| one == many)
+        .count();
+    println!(
+        "\nCompletion tokens per run: {} one at a time, {} together. Responses that are the same \
+         bytes with {sequences} sequences as with one: {same} of {}. Each setting repeats its own \
+         bytes across the {repetitions} repetition(s): one at a time {}, together {}.",
+        completion_tokens[0],
+        completion_tokens[1],
+        bodies.len(),
+        if repeats(&outputs[0]) { "yes" } else { "NO" },
+        if repeats(&outputs[1]) { "yes" } else { "NO" },
+    );
+    println!(
+        "\nLoad average (1, 5, 15 min) at the start: {load_at_start}; at the end: {}.",
+        load_average()
+    );
+    let out_dir = std::env::var_os("SASEVAL_BENCH_OUT")
+        .map_or_else(|| crate_root.join("target/bench"), PathBuf::from);
+    let json_rows: Vec<Value> = rows
+        .iter()
+        .map(|row| {
+            let spread = spread(&row.runs);
+            json!({
+                "case": row.case,
+                "sequences": row.sequences,
+                "threads": QUICK_THREADS,
+                "generation_tokens_per_s_median": spread.median,
+                "generation_tokens_per_s_min": spread.min,
+                "generation_tokens_per_s_max": spread.max,
+                "runs": row.runs,
+            })
+        })
+        .collect();
+    std::fs::create_dir_all(&out_dir)
+        .map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
+    let path = out_dir.join("local-parallel.json");
+    let text = serde_json::to_string_pretty(&json_rows).map_err(|e| e.to_string())?;
+    std::fs::write(&path, text + "\n")
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    println!("\nResults written to {}.", path.display());
+    Ok(())
+}
+
+/// Runs `bodies` through `engine` as one job and returns its timing and each response's text.
+fn all_at_once(engine: &mut LocalEngine, bodies: &[Value]) -> (Timing, Vec<String>) {
+    let mut texts = vec![String::new(); bodies.len()];
+    let requests = bodies.iter().cloned().enumerate();
+    let timing = engine.complete_all(requests, |index, result, _| {
+        texts[index] = match result {
+            Ok(response) => response.to_string(),
+            Err(error) => format!("error: {error}"),
+        };
+        std::ops::ControlFlow::Continue(())
+    });
+    (timing, texts)
+}
+
+fn print_parallel(rows: &[ParallelRow], categories: &[String], context_size: u32) {
+    println!("| case | sequences | threads | generation tokens/s (median) | min–max |");
+    println!("|---|---:|---:|---:|---:|");
+    for row in rows {
+        let spread = spread(&row.runs);
+        println!(
+            "| {} | {} | {QUICK_THREADS} | {:.1} | {:.1}–{:.1} |",
+            row.case, row.sequences, spread.median, spread.min, spread.max
+        );
+    }
+    let median = |index: usize| spread(&rows[index].runs).median;
+    println!(
+        "\nRatios of the medians: together / one at a time **{:.2}×** (target ≥ 2×); together / \
+         llama.cpp batched at the same batch size **{:.2}×** (target ≥ 0.85×); llama.cpp's own \
+         gain from batching {:.2}×.",
+        median(1) / median(0),
+        median(1) / median(3),
+        median(3) / median(2),
+    );
+    println!(
+        "\nEngine rows: the first {} round-0 author requests of {CONFIG_FILE} ({}), JSON-schema \
+         grammar on, max_tokens {PARALLEL_MAX_TOKENS}, n_ctx {context_size} per sequence; \
+         generation tokens/s = completion tokens / the engine's generation time (picking every \
+         sequence's token and decoding them together; prompt evaluation excluded). llama.cpp \
+         rows: the same compiled library and context set-up (unified KV cache, flash attention \
+         off), a shared prompt of {TG_DEPTH} positions, then {BATCHED_STEPS} steps that each \
+         decode one token of every sequence with its logits (batched-bench's text-generation \
+         loop; no sampling).",
+        categories.len(),
+        categories.join(", ")
+    );
+}
+
+/// One repetition of llama.cpp's batched decoding, in a child process (see [`reference_child`]):
+/// tokens/s with one sequence and with `settings.parallel`.
+fn batched_child(settings: &LocalSettings) -> Result<[f64; 2], String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this benchmark: {e}"))?;
+    let output = std::process::Command::new(exe)
+        .env(
+            BATCHED_ENV,
+            format!(
+                "{} {} {}",
+                settings.threads, settings.context_size, settings.parallel
+            ),
+        )
+        .env("SASEVAL_TEST_MODEL", &settings.model_path)
+        .output()
+        .map_err(|e| format!("cannot run llama.cpp's batched decoding: {e}"))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let speeds: Vec<f64> = stdout
+        .split_whitespace()
+        .filter_map(|word| word.parse().ok())
+        .collect();
+    match (output.status.success(), speeds.as_slice()) {
+        (true, &[one, many]) => Ok([one, many]),
+        _ => Err(format!(
+            "llama.cpp's batched decoding failed ({}): {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        )),
+    }
+}
+
+/// The child's side of [`batched_child`]: prints the tokens/s of 1 and of N sequences.
+fn run_batched_reference(spec: &str, model_path: &Path) -> Result<(), String> {
+    let numbers: Vec<u32> = spec
+        .split_whitespace()
+        .filter_map(|word| word.parse().ok())
+        .collect();
+    let &[threads, context_size, sequences] = numbers.as_slice() else {
+        return Err(format!(
+            "{BATCHED_ENV} must be \"THREADS CONTEXT_SIZE SEQUENCES\", got {spec:?}"
+        ));
+    };
+    send_logs_to_tracing(LogOptions::default().with_logs_enabled(false));
+    let backend = LlamaBackend::init().map_err(|e| format!("llama.cpp backend: {e}"))?;
+    let model = LlamaModel::load_from_file(&backend, model_path, &LlamaModelParams::default())
+        .map_err(|e| format!("cannot load {}: {e}", model_path.display()))?;
+    let token = model.vocab().bos();
+    let llama_threads = i32::try_from(threads).map_err(|e| format!("{threads} threads: {e}"))?;
+    let params = LlamaContextParams::default()
+        .with_n_ctx(NonZeroU32::new(context_size * sequences))
+        .with_n_batch(context_size.max(sequences))
+        .with_n_seq_max(sequences)
+        .with_kv_unified(true)
+        .with_n_threads(llama_threads)
+        .with_n_threads_batch(llama_threads)
+        .with_flash_attention_policy(FLASH_ATTENTION_DISABLED);
+    let mut context = model
+        .new_context(&backend, params)
+        .map_err(|e| format!("cannot create a llama.cpp context: {e}"))?;
+    let mut batch = LlamaBatch::new(TG_DEPTH.max(sequences as usize), 1);
+    fill_kv_cache(&mut context, &mut batch, token, TG_DEPTH)?;
+    let depth = u32::try_from(TG_DEPTH).map_err(|e| e.to_string())?;
+    let mut speeds = Vec::new();
+    for batch_size in [1, sequences] {
+        for sequence in 1..batch_size {
+            let sequence = i32::try_from(sequence).map_err(|e| e.to_string())?;
+            context
+                .copy_kv_cache_seq(0, sequence, Some(0), Some(depth))
+                .map_err(|e| format!("llama.cpp sequence copy: {e}"))?;
+        }
+        let started = Instant::now();
+        for step in 0..BATCHED_STEPS {
+            batch.clear();
+            let position = i32::try_from(TG_DEPTH + step).map_err(|e| e.to_string())?;
+            for sequence in 0..batch_size {
+                let sequence = i32::try_from(sequence).map_err(|e| e.to_string())?;
+                batch
+                    .add(token, position, &[sequence], true)
+                    .map_err(|e| format!("llama.cpp batch: {e}"))?;
+            }
+            context
+                .decode(&mut batch)
+                .map_err(|e| format!("llama.cpp decode: {e}"))?;
+        }
+        context.synchronize();
+        let tokens = BATCHED_STEPS as f64 * f64::from(batch_size);
+        speeds.push(tokens / started.elapsed().as_secs_f64());
+        for sequence in 0..batch_size {
+            let from = if sequence == 0 { Some(depth) } else { None };
+            context
+                .clear_kv_cache_seq(Some(sequence), from, None)
+                .map_err(|e| format!("llama.cpp sequence removal: {e}"))?;
+        }
+    }
+    println!("{} {}", speeds[0], speeds[1]);
+    Ok(())
 }
 
 fn progress(what: &str, threads: u32, repetition: usize, repetitions: usize) {

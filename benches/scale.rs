@@ -774,10 +774,7 @@ fn run_online(
 ) -> BenchResult<saseval_gen::batch::JobResult> {
     let run = fresh(dir)?;
     let printer = Printer { quiet: true };
-    let guard = CostGuard {
-        max_cost_usd: f64::INFINITY,
-        cost_key: "author.max_cost_usd",
-    };
+    let guard = CostGuard::new(f64::INFINITY, "author.max_cost_usd", 0.0);
     runtime
         .block_on(async {
             let mut runner = Runner::open(config, &run, RunOptions::default(), &printer)?;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building and testing saseval-gen needs on a fresh Debian/Ubuntu machine:
-# cmake and libclang (the llama.cpp build of the local backend), the bundled model, Chromium (the
+# cmake and libclang (the llama.cpp build of the local backend), the bundled models, Chromium (the
 # release report is rendered in it headless), the Python `datasets` and `mlcroissant` libraries
 # (the release loader checks), and llama.cpp's OpenAI-compatible server from llama-cpp-python
 # (the online backend's real-server test). Safe to re-run: each step is skipped when already done.
@@ -29,7 +29,9 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
-scripts/fetch-model.sh
+# The bundled models: the test model (SmolLM2-135M) by default; SASEVAL_MODEL_PROFILE=local fetches
+# the 1.6 GB that pipeline.local.toml runs instead (scripts/run-local.sh sets it), =all both.
+scripts/fetch-model.sh --profile "${SASEVAL_MODEL_PROFILE:-test}"
 
 if [ "${SASEVAL_SKIP_PYTHON:-0}" != 1 ] && ! python3 -c 'import datasets' >/dev/null 2>&1; then
   echo "setup: installing the Python datasets library (for the release loader check)"

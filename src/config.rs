@@ -138,8 +138,17 @@ fn default_timeout() -> f64 {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Local {
+    /// The GGUF file of every model name when `models` is empty (the one-model case).
     #[serde(default = "default_model_path")]
     pub model_path: PathBuf,
+    /// Model name (as `author.model`, `repair.models` and `audit.models` spell it) → GGUF file.
+    /// When set, every model name the stages use must be here, so a verifier can never run on
+    /// the author's weights by accident.
+    #[serde(default)]
+    pub models: BTreeMap<String, PathBuf>,
+    /// Requests decoded together, one llama.cpp sequence each.
+    #[serde(default = "default_parallel")]
+    pub parallel: u32,
     #[serde(default = "default_threads")]
     pub threads: u32,
     #[serde(default = "default_context")]
@@ -156,6 +165,8 @@ impl Default for Local {
     fn default() -> Self {
         Local {
             model_path: default_model_path(),
+            models: BTreeMap::new(),
+            parallel: default_parallel(),
             threads: default_threads(),
             context_size: default_context(),
             repeat_penalty: default_repeat_penalty(),
@@ -169,6 +180,9 @@ fn default_model_path() -> PathBuf {
 }
 fn default_threads() -> u32 {
     2
+}
+fn default_parallel() -> u32 {
+    4
 }
 fn default_context() -> u32 {
     4096
@@ -205,6 +219,27 @@ impl Default for Online {
 
 fn default_concurrency() -> usize {
     8
+}
+
+impl Local {
+    /// The GGUF file that serves model `name`: its `[local.models]` entry, or `model_path` when
+    /// that table is empty; `None` for a name the table lacks.
+    pub fn model_file(&self, name: &str) -> Option<&Path> {
+        if self.models.is_empty() {
+            Some(&self.model_path)
+        } else {
+            self.models.get(name).map(PathBuf::as_path)
+        }
+    }
+
+    /// The config key that names the file of model `name`, for messages.
+    pub fn model_key(&self, name: &str) -> String {
+        if self.models.is_empty() {
+            MODEL_PATH.to_string()
+        } else {
+            format!("{MODELS}.\"{name}\"")
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -478,7 +513,19 @@ impl Config {
     }
 
     /// Makes each relative path relative to the folder of the file that set it.
-    fn resolve_paths(&mut self, folders: &BTreeMap<&'static str, PathBuf>) {
+    fn resolve_paths(
+        &mut self,
+        folders: &BTreeMap<&'static str, PathBuf>,
+        model_folders: &BTreeMap<String, PathBuf>,
+    ) {
+        // A `[local.models]` entry is relative to the file that set it; one set only by `--set`
+        // is relative to the file that set `local.model_path`, as that key's would be.
+        for (name, path) in &mut self.local.models {
+            let folder = model_folders.get(name).or_else(|| folders.get(MODEL_PATH));
+            if let (true, Some(folder)) = (path.is_relative(), folder) {
+                *path = folder.join(&*path);
+            }
+        }
         for (key, path) in [
             (OUT_DIR, &mut self.release.out_dir),
             (PROMPTS_DIR, &mut self.author.prompts_dir),
@@ -499,6 +546,7 @@ impl Config {
         };
         let layered = Layered::of(text, path, 0)?;
         let folders = layered.folders;
+        let model_folders = layered.model_folders;
         let file_table = layered.table;
         let mut table = file_table.clone();
         let mut read_as_strings = Vec::new();
@@ -520,7 +568,7 @@ impl Config {
             }
         };
         config.table = table;
-        config.resolve_paths(&folders);
+        config.resolve_paths(&folders, &model_folders);
         let mut sets = overrides.iter().filter_map(|arg| Override::parse(arg).ok());
         config.check().map_err(|message| {
             // The last --set of a key is the one in effect, so it is the one to blame.
@@ -583,6 +631,27 @@ impl Config {
             require(p > 0.0 && p <= 1.0, "audit.top_p", "a top-p in (0, 1]")?;
         }
         number(au.max_cost_usd, "audit.max_cost_usd", 0.0, MAX_COST_USD)
+    }
+
+    /// With `api.provider = "local"` and a `[local.models]` table, every model a stage asks for
+    /// must have a file there: a name without one would otherwise be an error hours into a run.
+    fn check_local_models(&self) -> Result<(), String> {
+        if self.api.provider != Provider::Local || self.local.models.is_empty() {
+            return Ok(());
+        }
+        let used = std::iter::once(("author.model", &self.author.model))
+            .chain(self.repair.models.iter().map(|m| ("repair.models", m)))
+            .chain(self.audit.models.iter().map(|m| ("audit.models", m)));
+        for (key, name) in used {
+            if !self.local.models.contains_key(name) {
+                let known: Vec<&str> = self.local.models.keys().map(String::as_str).collect();
+                return Err(format!(
+                    "invalid value for `{key}`: model \"{name}\" has no GGUF file in [local.models] (it names {}); add `\"{name}\" = \"models/<file>.gguf\"` to [local.models], or use one of those names",
+                    known.join(", ")
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn check(&self) -> Result<(), String> {
@@ -680,6 +749,21 @@ impl Config {
         }
         let l = &self.local;
         whole(l.threads, "local.threads", 1, 1024)?;
+        for (name, path) in &l.models {
+            model_name(name, &format!("{MODELS}.\"{name}\""))?;
+            require(
+                !path.as_os_str().is_empty(),
+                &format!("{MODELS}.\"{name}\""),
+                "the path of a GGUF file",
+            )?;
+        }
+        whole(l.context_size, "local.context_size", 64, 1 << 20)?;
+        whole(l.parallel, "local.parallel", 1, MAX_PARALLEL)?;
+        require(
+            u64::from(l.context_size) * u64::from(l.parallel) <= MAX_LOCAL_CELLS,
+            "local.parallel",
+            &format!("at most {MAX_LOCAL_CELLS} tokens of KV cache in all (local.context_size × local.parallel)"),
+        )?;
         whole(l.context_size, "local.context_size", 64, 1 << 20)?;
         number(l.repeat_penalty, "local.repeat_penalty", 0.01, 10.0)?;
         require(
@@ -727,6 +811,7 @@ impl Config {
             "distinct model names",
         )?;
         self.check_audit()?;
+        self.check_local_models()?;
         require(
             (0.0..=1.0).contains(&self.assemble.near_dup_threshold)
                 && self.assemble.near_dup_threshold > 0.0,
@@ -804,6 +889,8 @@ const OPAQUE_TABLES: &[&str] = &["extra_body"];
 const OUT_DIR: &str = "release.out_dir";
 const PROMPTS_DIR: &str = "author.prompts_dir";
 const MODEL_PATH: &str = "local.model_path";
+/// The table of model name → GGUF file, each entry resolved like a path key.
+const MODELS: &str = "local.models";
 const PATH_KEYS: [&str; 3] = [OUT_DIR, PROMPTS_DIR, MODEL_PATH];
 
 /// A config file's table with the files it extends merged under it, and the folder of the file
@@ -811,6 +898,8 @@ const PATH_KEYS: [&str; 3] = [OUT_DIR, PROMPTS_DIR, MODEL_PATH];
 struct Layered {
     table: toml::Table,
     folders: BTreeMap<&'static str, PathBuf>,
+    /// The folder of the file that set each `[local.models]` entry.
+    model_folders: BTreeMap<String, PathBuf>,
 }
 
 impl Layered {
@@ -832,10 +921,23 @@ impl Layered {
             .filter(|key| lookup(&table, key).is_some())
             .map(|key| (key, folder.clone()))
             .collect();
+        let own_models: BTreeMap<String, PathBuf> = lookup(&table, MODELS)
+            .and_then(toml::Value::as_table)
+            .map(|models| {
+                models
+                    .keys()
+                    .map(|name| (name.clone(), folder.clone()))
+                    .collect()
+            })
+            .unwrap_or_default();
         let base = match table.remove(EXTENDS) {
             None => {
                 let folders = PATH_KEYS.into_iter().map(|k| (k, folder.clone())).collect();
-                return Ok(Layered { table, folders });
+                return Ok(Layered {
+                    table,
+                    folders,
+                    model_folders: own_models,
+                });
             }
             Some(toml::Value::String(base)) => folder.join(base),
             Some(_) => {
@@ -852,6 +954,7 @@ impl Layered {
         let mut layered = Layered::of(&read_text(&base)?, &base, depth + 1)?;
         overlay(&mut layered.table, table);
         layered.folders.extend(own);
+        layered.model_folders.extend(own_models);
         Ok(layered)
     }
 }
@@ -904,6 +1007,10 @@ fn read_text(path: &Path) -> Result<String, ConfigError> {
 const MAX_TOKENS: u32 = 1_000_000;
 const MAX_COST_USD: f64 = 1_000_000.0;
 const MAX_PRICE: f64 = 10_000.0;
+/// Most local sequences decoded together: far above what a CPU gains from.
+pub const MAX_PARALLEL: u32 = 64;
+/// Most KV-cache cells of a local context (llama.cpp counts positions in `i32`).
+const MAX_LOCAL_CELLS: u64 = 1 << 24;
 
 /// A whole-number key within `lo..=hi`.
 fn whole<T: PartialOrd + fmt::Display>(value: T, key: &str, lo: T, hi: T) -> Result<(), String> {
@@ -1478,6 +1585,95 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("`extends` must name the config file"), "{err}");
+    }
+
+    #[test]
+    fn local_models_resolve_where_they_are_set_and_every_model_used_needs_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let shared = dir.path().join("shared");
+        let profile = dir.path().join("profile");
+        std::fs::create_dir_all(&shared).unwrap();
+        std::fs::create_dir_all(&profile).unwrap();
+        let mut base = std::fs::read_to_string(repo_file("pipeline.toml")).unwrap();
+        base.push_str("\n[local.models]\n\"from-base\" = \"base.gguf\"\n");
+        std::fs::write(shared.join("base.toml"), base).unwrap();
+        std::fs::write(
+            profile.join("mine.toml"),
+            "extends = \"../shared/base.toml\"\n[local.models]\n\"a.b/c\" = \"m/a.gguf\"\n",
+        )
+        .unwrap();
+        let path = profile.join("mine.toml");
+        let config = Config::load(&path, &[]).unwrap();
+        assert_eq!(
+            config.local.models["from-base"],
+            profile.join("../shared/base.gguf")
+        );
+        assert_eq!(config.local.models["a.b/c"], profile.join("m/a.gguf"));
+        assert_eq!(
+            config.local.model_file("a.b/c"),
+            Some(profile.join("m/a.gguf").as_path())
+        );
+        assert_eq!(config.local.model_file("qwen/qwen3-32b"), None);
+        assert_eq!(config.local.model_key("a.b/c"), "local.models.\"a.b/c\"");
+        assert_eq!(config.local.parallel, 4);
+
+        let local = |sets: &[&str]| {
+            let mut args = vec!["api.provider=local".to_string()];
+            args.extend(sets.iter().map(|s| s.to_string()));
+            Config::load(&path, &args)
+        };
+        let err = local(&[]).unwrap_err().to_string();
+        assert!(
+            err.contains("`author.model`")
+                && err.contains("\"qwen/qwen3-32b\" has no GGUF file in [local.models]")
+                && err.contains("a.b/c, from-base"),
+            "{err}"
+        );
+        let named = [
+            "author.model=\"a.b/c\"",
+            "repair.models=[\"from-base\"]",
+            "audit.models=[\"a.b/c\", \"other\"]",
+        ];
+        let err = local(&named).unwrap_err().to_string();
+        assert!(
+            err.contains("`audit.models`") && err.contains("\"other\" has no GGUF file"),
+            "{err}"
+        );
+        let config = local(
+            &[
+                &named[..2],
+                &["audit.models=[]", "local.models.other=\"o.gguf\""],
+            ]
+            .concat(),
+        )
+        .unwrap();
+        assert_eq!(
+            config.local.models["other"],
+            profile.join("../shared/o.gguf"),
+            "a --set entry is relative to the file that set local.model_path"
+        );
+        let empty =
+            Config::load(&repo_file("pipeline.toml"), &["api.provider=local".into()]).unwrap();
+        assert_eq!(
+            empty.local.model_file("any name"),
+            Some(empty.local.model_path.as_path()),
+            "without [local.models], model_path serves every name"
+        );
+        assert_eq!(empty.local.model_key("any name"), "local.model_path");
+    }
+
+    #[test]
+    fn local_parallel_is_checked() {
+        for bad in [
+            "local.parallel=0",
+            "local.parallel=65",
+            "local.parallel=1.5",
+        ] {
+            let err = load_error(&[bad]);
+            assert!(err.contains("local.parallel"), "{bad}: {err}");
+        }
+        let err = load_error(&["local.parallel=64", "local.context_size=1048576"]);
+        assert!(err.contains("local.context_size × local.parallel"), "{err}");
     }
 
     #[test]

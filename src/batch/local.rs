@@ -1,10 +1,19 @@
 //! In-process llama.cpp engine behind `api.provider = "local"`: answers OpenAI chat-completion
-//! request bodies from a GGUF model on this machine, with no network and no key, and gives the
-//! same bytes for the same body every time so local releases are reproducible.
+//! request bodies from a GGUF model on this machine, with no network and no key.
+//!
+//! It decodes up to `local.parallel` requests together in one llama.cpp batch, one sequence id
+//! each, as llama.cpp's own server does with its parallel slots: a sequence that finishes hands its
+//! slot to the next request at once (continuous batching), and a new sequence takes the longest
+//! prompt prefix any sequence holds by sharing its KV cells (a sequence copy) instead of
+//! evaluating it again. The schedule is a function of the requests and their order alone, so the
+//! same requests, seed, `local.parallel` and binary give the same bytes.
+
+mod request;
 
 use std::num::NonZeroU32;
-use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use llama_cpp_2::context::params::LlamaContextParams;
@@ -17,9 +26,12 @@ use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 use llama_cpp_2::token::LlamaToken;
-use llama_cpp_2::{json_schema_to_grammar, send_logs_to_tracing, LogOptions};
+use llama_cpp_2::{send_logs_to_tracing, LogOptions};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
+
+use crate::config::MAX_PARALLEL;
+use request::{ChatMessage, ChatRequest, Sampling};
 
 /// Completion budget when a request body has no `max_tokens`.
 pub const DEFAULT_MAX_TOKENS: u32 = 512;
@@ -33,28 +45,18 @@ const FLASH_ATTENTION_DISABLED: i32 = 0;
 /// llama.cpp reads this seed as "pick a random seed", which would break reproducibility.
 const LLAMA_RANDOM_SEED: u32 = u32::MAX;
 
-/// Any JSON object, for `response_format: {"type": "json_object"}`. Strings exclude raw control
-/// characters so the reply parses with strict JSON parsers; whitespace is bounded so the model
-/// cannot spend its budget on blank lines.
-const JSON_OBJECT_GRAMMAR: &str = r#"root   ::= object
-value  ::= object | array | string | number | ("true" | "false" | "null") space
-object ::= "{" space ( string ":" space value ( "," space string ":" space value )* )? "}" space
-array  ::= "[" space ( value ( "," space value )* )? "]" space
-string ::= "\"" char* "\"" space
-char   ::= [^"\\\x7F\x00-\x1F] | [\\] (["\\/bfnrt] | "u" [0-9a-fA-F]{4})
-number ::= "-"? ("0" | [1-9] [0-9]{0,15}) ("." [0-9]+)? ([eE] [-+]? [0-9]{1,15})? space
-space  ::= | " " | "\n"{1,2} [ \t]{0,20}
-"#;
-
-/// How the local engine runs the model.
+/// How the local engine runs one model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LocalSettings {
     pub model_path: PathBuf,
     pub threads: u32,
+    /// Prompt plus completion tokens one request may use.
     pub context_size: u32,
     pub repeat_penalty: f32,
     /// A llama.cpp chat template name or a Jinja template; `None`: the model's own.
     pub chat_template: Option<String>,
+    /// Requests decoded together, one sequence each (1 to [`MAX_PARALLEL`]).
+    pub parallel: u32,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -86,78 +88,6 @@ pub enum LocalError {
     Decode(String),
 }
 
-/// A loaded model plus one context sized by [`LocalSettings`], reused (KV cache cleared) for
-/// every request: creating a 4096-token context costs ~60 ms against ~2 ms for a clear.
-///
-/// The model is leaked so the context can borrow it for `'static`: an engine lives as long as
-/// the run that loads it, and the weights are a read-only memory map.
-pub struct LocalEngine {
-    model: &'static LlamaModel,
-    context: LlamaContext<'static>,
-    template: LlamaChatTemplate,
-    settings: LocalSettings,
-    model_name: String,
-    /// The tokens whose keys and values the context holds, in position order: the last
-    /// request's prompt and the tokens it generated. The next prompt evaluates only what
-    /// follows the prefix it shares with them.
-    evaluated: Vec<LlamaToken>,
-    last_timing: Option<RequestTiming>,
-}
-
-/// Where the time of one request (or, summed with [`RequestTiming::add`], of a job) went. It is
-/// kept beside the response, never in it: a response's bytes must not depend on how fast the
-/// machine was.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct RequestTiming {
-    /// Prompt tokens whose keys and values were kept from the previous request.
-    pub reused_prompt_tokens: usize,
-    /// Prompt tokens evaluated for this request (the rest of the prompt).
-    pub evaluated_prompt_tokens: usize,
-    pub prompt_evaluation: Duration,
-    pub completion_tokens: usize,
-    /// From the first token picked to the last: sampling, grammar and single-token decodes.
-    pub generation: Duration,
-}
-
-impl RequestTiming {
-    pub fn add(&mut self, other: &RequestTiming) {
-        self.reused_prompt_tokens += other.reused_prompt_tokens;
-        self.evaluated_prompt_tokens += other.evaluated_prompt_tokens;
-        self.prompt_evaluation += other.prompt_evaluation;
-        self.completion_tokens += other.completion_tokens;
-        self.generation += other.generation;
-    }
-
-    /// Evaluated prompt tokens per second (0 when no time was spent).
-    pub fn prompt_tokens_per_second(&self) -> f64 {
-        per_second(self.evaluated_prompt_tokens, self.prompt_evaluation)
-    }
-
-    /// Generated tokens per second (0 when no time was spent).
-    pub fn generation_tokens_per_second(&self) -> f64 {
-        per_second(self.completion_tokens, self.generation)
-    }
-}
-
-fn per_second(tokens: usize, spent: Duration) -> f64 {
-    let seconds = spent.as_secs_f64();
-    if seconds > 0.0 {
-        tokens as f64 / seconds
-    } else {
-        0.0
-    }
-}
-
-impl std::fmt::Debug for LocalEngine {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter
-            .debug_struct("LocalEngine")
-            .field("settings", &self.settings)
-            .field("model_name", &self.model_name)
-            .finish_non_exhaustive()
-    }
-}
-
 impl LocalError {
     /// Problems the user fixes in the config (exit 2): the settings, the model file, its template.
     pub fn is_usage(&self) -> bool {
@@ -172,8 +102,122 @@ impl LocalError {
     }
 }
 
+/// A loaded model plus one context whose KV cache holds `parallel` sequences, reused for every
+/// request: creating a context costs far more than clearing a sequence.
+pub struct LocalEngine {
+    model: &'static LlamaModel,
+    context: LlamaContext<'static>,
+    template: LlamaChatTemplate,
+    settings: LocalSettings,
+    model_name: String,
+    /// Per sequence id: the tokens whose keys and values the context holds for it, in position
+    /// order (a prompt and the tokens generated after it). They outlive their request, so a later
+    /// prompt evaluates only what follows the longest prefix it shares with any of them.
+    held: Vec<Vec<LlamaToken>>,
+    /// Room for one request's prompt or one token of every sequence.
+    batch: LlamaBatch<'static>,
+    last_timing: Option<Timing>,
+}
+
+impl std::fmt::Debug for LocalEngine {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("LocalEngine")
+            .field("settings", &self.settings)
+            .field("model_name", &self.model_name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Where the time of a run of requests went (of one request, for [`LocalEngine::complete`]). It
+/// is kept beside the responses, never in them: a response's bytes must not depend on how fast
+/// the machine was.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Timing {
+    /// Requests that got a response.
+    pub requests: usize,
+    /// Prompt tokens whose keys and values were already in the context (any sequence's).
+    pub reused_prompt_tokens: usize,
+    /// Prompt tokens evaluated (the rest of the prompts).
+    pub evaluated_prompt_tokens: usize,
+    pub prompt_evaluation: Duration,
+    pub completion_tokens: usize,
+    /// Time spent picking tokens and decoding them, all sequences together: the completion tokens
+    /// over it are the aggregate generation speed.
+    pub generation: Duration,
+}
+
+impl Timing {
+    pub fn add(&mut self, other: &Timing) {
+        self.requests += other.requests;
+        self.reused_prompt_tokens += other.reused_prompt_tokens;
+        self.evaluated_prompt_tokens += other.evaluated_prompt_tokens;
+        self.prompt_evaluation += other.prompt_evaluation;
+        self.completion_tokens += other.completion_tokens;
+        self.generation += other.generation;
+    }
+
+    /// Evaluated prompt tokens per second (0 when no time was spent).
+    pub fn prompt_tokens_per_second(&self) -> f64 {
+        per_second(self.evaluated_prompt_tokens, self.prompt_evaluation)
+    }
+
+    /// Generated tokens per second, all sequences together (0 when no time was spent).
+    pub fn generation_tokens_per_second(&self) -> f64 {
+        per_second(self.completion_tokens, self.generation)
+    }
+}
+
+fn per_second(tokens: usize, spent: Duration) -> f64 {
+    let seconds = spent.as_secs_f64();
+    if seconds > 0.0 {
+        tokens as f64 / seconds
+    } else {
+        0.0
+    }
+}
+
+/// One request being decoded in its slot.
+struct Sequence {
+    /// The response's id, derived from the request body.
+    id: String,
+    model: String,
+    picker: TokenPicker,
+    max_tokens: usize,
+    prompt_tokens: usize,
+    text: Vec<u8>,
+    completion_tokens: usize,
+    /// The token picked last and not yet decoded; its position is the length of the slot's
+    /// `held` tokens.
+    next: LlamaToken,
+    /// Where this sequence's logits are in the batch decoded last.
+    logits: i32,
+}
+
+/// What starting a request in a slot led to.
+enum Start {
+    Running(Box<Sequence>),
+    /// It ended on its first token (an end-of-generation token, or a budget of one).
+    Finished(Value),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FinishReason {
+    Stop,
+    Length,
+}
+
+impl FinishReason {
+    fn as_str(self) -> &'static str {
+        match self {
+            FinishReason::Stop => "stop",
+            FinishReason::Length => "length",
+        }
+    }
+}
+
 impl LocalEngine {
-    /// Loads the GGUF model named by `settings` and reads its chat template.
+    /// Loads the GGUF model named by `settings` (once per process) and reads its chat template.
     pub fn load(settings: &LocalSettings) -> Result<LocalEngine, LocalError> {
         validate_settings(settings)?;
         let path = &settings.model_path;
@@ -181,25 +225,23 @@ impl LocalEngine {
             return Err(LocalError::ModelMissing { path: path.clone() });
         }
         let backend = backend()?;
-        let model = LlamaModel::load_from_file(backend, path, &LlamaModelParams::default())
-            .map_err(|error| LocalError::ModelUnloadable {
-                path: path.clone(),
-                reason: error.to_string(),
-            })?;
-        let template = chat_template(&model, settings)?;
-        let model: &'static LlamaModel = Box::leak(Box::new(model));
+        let model = loaded_model(backend, path)?;
+        let template = chat_template(model, settings)?;
         let context = new_context(backend, model, settings)?;
         let model_name = path
             .file_stem()
             .map(|stem| stem.to_string_lossy().into_owned())
             .unwrap_or_default();
+        let sequences = settings.parallel as usize;
+        let batch_tokens = settings.context_size.max(settings.parallel) as usize;
         Ok(LocalEngine {
             model,
             context,
             template,
             settings: settings.clone(),
             model_name,
-            evaluated: Vec::new(),
+            held: vec![Vec::new(); sequences],
+            batch: LlamaBatch::new(batch_tokens, 1),
             last_timing: None,
         })
     }
@@ -208,6 +250,140 @@ impl LocalEngine {
     /// response body. The same body always yields the same bytes.
     pub fn complete(&mut self, body: &Value) -> Result<Value, LocalError> {
         self.last_timing = None;
+        let mut outcome = None;
+        let timing = self.complete_all([((), body.clone())], |(), result, _| {
+            outcome = Some(result);
+            ControlFlow::Continue(())
+        });
+        let result = outcome
+            .unwrap_or_else(|| Err(LocalError::Decode("the request got no outcome".to_string())));
+        if result.is_ok() {
+            self.last_timing = Some(timing);
+        }
+        result
+    }
+
+    /// How the last successful [`LocalEngine::complete`] spent its time; `None` before the first
+    /// and after a failed one.
+    pub fn last_timing(&self) -> Option<Timing> {
+        self.last_timing
+    }
+
+    /// Runs `requests` with up to `local.parallel` of them decoded together, in order: each
+    /// takes the first free slot, and a finished one frees its slot for the next. `finished` gets
+    /// every request's response or error as soon as it has one, with the run's timing so far;
+    /// it returns `Break` to stop the run (the requests still running are dropped). Returns the
+    /// run's timing.
+    pub fn complete_all<K>(
+        &mut self,
+        requests: impl IntoIterator<Item = (K, Value)>,
+        mut finished: impl FnMut(K, Result<Value, LocalError>, &Timing) -> ControlFlow<()>,
+    ) -> Timing {
+        let mut queue = requests.into_iter();
+        let mut slots: Vec<Option<(K, Box<Sequence>)>> =
+            (0..self.held.len()).map(|_| None).collect();
+        let mut timing = Timing::default();
+        let mut stopped = false;
+        loop {
+            for (slot, entry) in slots.iter_mut().enumerate() {
+                while !stopped && entry.is_none() {
+                    let Some((key, body)) = queue.next() else {
+                        break;
+                    };
+                    let result = match self.start(slot, &body, &mut timing) {
+                        Ok(Start::Running(sequence)) => {
+                            *entry = Some((key, sequence));
+                            continue;
+                        }
+                        Ok(Start::Finished(response)) => Ok(response),
+                        Err(error) => Err(error),
+                    };
+                    timing.requests += usize::from(result.is_ok());
+                    stopped = finished(key, result, &timing).is_break();
+                }
+            }
+            if stopped || slots.iter().all(Option::is_none) {
+                break;
+            }
+            let ended = self.step(&mut slots, &mut timing);
+            for (key, result) in ended {
+                timing.requests += usize::from(result.is_ok());
+                if !stopped {
+                    stopped = finished(key, result, &timing).is_break();
+                }
+            }
+        }
+        for (slot, entry) in slots.iter_mut().enumerate() {
+            if entry.take().is_some() {
+                self.forget(slot);
+            }
+        }
+        timing
+    }
+
+    /// Decodes the pending token of every running sequence in one batch and picks each one's
+    /// next token. Returns the requests that ended, in slot order; their slots are freed.
+    fn step<K>(
+        &mut self,
+        slots: &mut [Option<(K, Box<Sequence>)>],
+        timing: &mut Timing,
+    ) -> Vec<(K, Result<Value, LocalError>)> {
+        let started = Instant::now();
+        self.batch.clear();
+        let mut added = Ok(());
+        for (slot, running) in slots.iter_mut().enumerate() {
+            let Some((_, sequence)) = running else {
+                continue;
+            };
+            let position = self.held[slot].len();
+            added = added.and_then(|()| {
+                self.batch
+                    .add(
+                        sequence.next,
+                        to_llama_int(position)?,
+                        &[to_llama_int(slot)?],
+                        true,
+                    )
+                    .map_err(|error| LocalError::Decode(error.to_string()))
+            });
+            sequence.logits = self.batch.n_tokens() - 1;
+            self.held[slot].push(sequence.next);
+        }
+        let decoded = added
+            .and_then(|()| decode(&mut self.context, &mut self.batch))
+            .map_err(|error| error.to_string());
+        let mut ended = Vec::new();
+        for (slot, entry) in slots.iter_mut().enumerate() {
+            let Some((key, mut sequence)) = entry.take() else {
+                continue;
+            };
+            let outcome = match &decoded {
+                Ok(()) => match sequence.picker.pick(&self.context, sequence.logits) {
+                    Ok(token) => self.accept(slot, &mut sequence, token, timing),
+                    Err(error) => Some(Err(error)),
+                },
+                Err(message) => {
+                    self.forget(slot);
+                    Some(Err(LocalError::Decode(message.clone())))
+                }
+            };
+            match outcome {
+                None => *entry = Some((key, sequence)),
+                Some(result) => ended.push((key, result)),
+            }
+        }
+        timing.generation += started.elapsed();
+        ended
+    }
+
+    /// Starts `body` in sequence `slot`: renders and checks its prompt, evaluates what no
+    /// sequence holds of it, and picks its first token.
+    fn start(
+        &mut self,
+        slot: usize,
+        body: &Value,
+        timing: &mut Timing,
+    ) -> Result<Start, LocalError> {
         let request = ChatRequest::parse(body)?;
         let prompt = self.render_prompt(&request.messages)?;
         let context_size = self.token_limit();
@@ -217,79 +393,140 @@ impl LocalEngine {
                 context_size,
             });
         }
-        let mut picker = self.token_picker(&request)?;
-        let reused = self.keep_shared_prefix(&prompt);
-        let generation = match self.generate(&mut picker, &prompt, reused, request.max_tokens) {
-            Ok(generation) => generation,
-            Err(error) => {
-                self.forget_evaluated();
-                return Err(error);
-            }
+        let picker = self.token_picker(&request)?;
+        let started = Instant::now();
+        let reused = self.load_prefix(slot, &prompt);
+        self.batch.clear();
+        let last = prompt.len() - 1;
+        let sequence = to_llama_int(slot)?;
+        for (position, token) in prompt.iter().enumerate().skip(reused) {
+            self.batch
+                .add(
+                    *token,
+                    to_llama_int(position)?,
+                    &[sequence],
+                    position == last,
+                )
+                .map_err(|error| LocalError::Decode(error.to_string()))?;
+        }
+        if let Err(error) = decode(&mut self.context, &mut self.batch) {
+            self.forget(slot);
+            return Err(error);
+        }
+        self.held[slot] = prompt;
+        timing.reused_prompt_tokens += reused;
+        timing.evaluated_prompt_tokens += self.held[slot].len() - reused;
+        timing.prompt_evaluation += started.elapsed();
+
+        let picked = Instant::now();
+        let mut sequence = Box::new(Sequence {
+            id: format!("chatcmpl-local-{}", request_digest(body)),
+            model: request.model.unwrap_or_else(|| self.model_name.clone()),
+            picker,
+            max_tokens: request.max_tokens as usize,
+            prompt_tokens: self.held[slot].len(),
+            text: Vec::new(),
+            completion_tokens: 0,
+            next: LlamaToken(0),
+            logits: self.batch.n_tokens() - 1,
+        });
+        let outcome = match sequence.picker.pick(&self.context, sequence.logits) {
+            Ok(token) => self.accept(slot, &mut sequence, token, timing),
+            Err(error) => Some(Err(error)),
         };
-        self.last_timing = Some(generation.timing);
-        let model = request.model.unwrap_or_else(|| self.model_name.clone());
-        let content = String::from_utf8_lossy(&generation.text).into_owned();
-        let prompt_tokens = prompt.len();
-        let completion_tokens = generation.completion_tokens;
-        Ok(json!({
-            "id": format!("chatcmpl-local-{}", request_digest(body)),
-            "object": "chat.completion",
-            "created": 0,
-            "model": model,
-            "choices": [{
-                "index": 0,
-                "message": {"role": "assistant", "content": content},
-                "logprobs": null,
-                "finish_reason": generation.finish_reason.as_str(),
-            }],
-            "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
-            },
-        }))
-    }
-
-    /// How the last successful [`LocalEngine::complete`] spent its time; `None` before the first
-    /// and after a failed one.
-    pub fn last_timing(&self) -> Option<RequestTiming> {
-        self.last_timing
-    }
-
-    /// Drops from the context every position after the longest prefix `prompt` shares with
-    /// what it holds (always leaving the last prompt token to evaluate, for its logits), and
-    /// returns that prefix's length.
-    fn keep_shared_prefix(&mut self, prompt: &[LlamaToken]) -> usize {
-        let shared = self
-            .evaluated
-            .iter()
-            .zip(prompt)
-            .take_while(|(held, wanted)| held == wanted)
-            .count()
-            .min(prompt.len().saturating_sub(1));
-        let position = u32::try_from(shared).unwrap_or(u32::MAX);
-        match self
-            .context
-            .clear_kv_cache_seq(Some(0), Some(position), None)
-        {
-            Ok(true) => {
-                self.evaluated.truncate(shared);
-                shared
-            }
-            _ => {
-                self.forget_evaluated();
-                0
-            }
+        timing.generation += picked.elapsed();
+        match outcome {
+            None => Ok(Start::Running(sequence)),
+            Some(result) => result.map(Start::Finished),
         }
     }
 
-    fn forget_evaluated(&mut self) {
-        self.context.clear_kv_cache();
-        self.evaluated.clear();
+    /// Takes `token` as the next of `sequence`: `Some` response when it ends the request (an
+    /// end-of-generation token, the request's budget or the context's), else `None` with the
+    /// token queued for the next batch.
+    fn accept(
+        &self,
+        slot: usize,
+        sequence: &mut Sequence,
+        token: LlamaToken,
+        timing: &mut Timing,
+    ) -> Option<Result<Value, LocalError>> {
+        let vocab = self.model.vocab();
+        if vocab.is_eog(token) {
+            return Some(Ok(response(sequence, FinishReason::Stop)));
+        }
+        vocab.token_to_piece_into(token, &mut sequence.text, false, None);
+        sequence.completion_tokens += 1;
+        timing.completion_tokens += 1;
+        let total_tokens = self.held[slot].len() + 1;
+        if sequence.completion_tokens >= sequence.max_tokens
+            || total_tokens >= self.token_limit() as usize
+        {
+            return Some(Ok(response(sequence, FinishReason::Length)));
+        }
+        sequence.next = token;
+        None
+    }
+
+    /// Puts in sequence `slot` the longest prefix of `prompt` that any sequence holds (always
+    /// leaving the last prompt token to evaluate, for its logits) and returns its length. The
+    /// slot's own prefix is kept in place; another sequence's is shared by a sequence copy, which
+    /// in llama.cpp's unified KV cache only marks the cells as the slot's too.
+    fn load_prefix(&mut self, slot: usize, prompt: &[LlamaToken]) -> usize {
+        let shared_with = |held: &[LlamaToken]| {
+            held.iter()
+                .zip(prompt)
+                .take_while(|(held, wanted)| held == wanted)
+                .count()
+                .min(prompt.len().saturating_sub(1))
+        };
+        let own = (slot, shared_with(&self.held[slot]));
+        let (source, shared) = self
+            .held
+            .iter()
+            .enumerate()
+            .map(|(other, held)| (other, shared_with(held)))
+            .fold(
+                own,
+                |best, other| if other.1 > best.1 { other } else { best },
+            );
+        let (Ok(sequence), Ok(position)) = (u32::try_from(slot), u32::try_from(shared)) else {
+            self.forget(slot);
+            return 0;
+        };
+        let kept = if source == slot {
+            self.context
+                .clear_kv_cache_seq(Some(sequence), Some(position), None)
+                .is_ok_and(|removed| removed)
+        } else {
+            self.context
+                .clear_kv_cache_seq(Some(sequence), None, None)
+                .is_ok_and(|removed| removed)
+                && i32::try_from(source).is_ok_and(|source| {
+                    self.context
+                        .copy_kv_cache_seq(source, sequence as i32, Some(0), Some(position))
+                        .is_ok()
+                })
+        };
+        if !kept {
+            self.forget(slot);
+            return 0;
+        }
+        self.held[slot] = prompt[..shared].to_vec();
+        shared
+    }
+
+    /// Drops everything sequence `slot` holds.
+    fn forget(&mut self, slot: usize) {
+        if let Ok(sequence) = u32::try_from(slot) {
+            // A whole sequence's removal cannot fail.
+            let _ = self.context.clear_kv_cache_seq(Some(sequence), None, None);
+        }
+        self.held[slot].clear();
     }
 
     /// Prompt plus completion tokens allowed per request: the configured size, even though
-    /// llama.cpp rounds its context up (to a multiple of 256).
+    /// llama.cpp rounds its context up (to a multiple of 256) and holds `parallel` of them.
     fn token_limit(&self) -> u32 {
         self.settings.context_size.min(self.context.n_ctx())
     }
@@ -349,65 +586,30 @@ impl LocalEngine {
             chain: LlamaSampler::chain_simple(stages),
         })
     }
+}
 
-    fn generate(
-        &mut self,
-        picker: &mut TokenPicker,
-        prompt: &[LlamaToken],
-        reused: usize,
-        max_tokens: u32,
-    ) -> Result<Generation, LocalError> {
-        let vocab = self.model.vocab();
-        let token_limit = self.token_limit() as usize;
-        let context = &mut self.context;
-        let prompt_started = Instant::now();
-        let mut batch = LlamaBatch::new(prompt.len() - reused, 1);
-        let last = prompt.len().saturating_sub(1);
-        for (position, token) in prompt.iter().enumerate().skip(reused) {
-            batch
-                .add(*token, to_llama_int(position)?, &[0], position == last)
-                .map_err(|error| LocalError::Decode(error.to_string()))?;
-        }
-        decode(context, &mut batch)?;
-        self.evaluated = prompt.to_vec();
-        let prompt_evaluation = prompt_started.elapsed();
-        let generation_started = Instant::now();
-
-        let mut text = Vec::new();
-        let mut completion_tokens = 0_usize;
-        let mut position = prompt.len();
-        let finish_reason = loop {
-            let token = picker.pick(context, batch.n_tokens() - 1)?;
-            if vocab.is_eog(token) {
-                break FinishReason::Stop;
-            }
-            vocab.token_to_piece_into(token, &mut text, false, None);
-            completion_tokens += 1;
-            let total_tokens = position + 1;
-            if completion_tokens >= max_tokens as usize || total_tokens >= token_limit {
-                break FinishReason::Length;
-            }
-            batch.clear();
-            batch
-                .add(token, to_llama_int(position)?, &[0], true)
-                .map_err(|error| LocalError::Decode(error.to_string()))?;
-            decode(context, &mut batch)?;
-            self.evaluated.push(token);
-            position += 1;
-        };
-        Ok(Generation {
-            text,
-            completion_tokens,
-            finish_reason,
-            timing: RequestTiming {
-                reused_prompt_tokens: reused,
-                evaluated_prompt_tokens: prompt.len() - reused,
-                prompt_evaluation,
-                completion_tokens,
-                generation: generation_started.elapsed(),
-            },
-        })
-    }
+/// The `chat.completion` body of a finished sequence.
+fn response(sequence: &Sequence, finish_reason: FinishReason) -> Value {
+    let content = String::from_utf8_lossy(&sequence.text).into_owned();
+    let prompt_tokens = sequence.prompt_tokens;
+    let completion_tokens = sequence.completion_tokens;
+    json!({
+        "id": sequence.id,
+        "object": "chat.completion",
+        "created": 0,
+        "model": sequence.model,
+        "choices": [{
+            "index": 0,
+            "message": {"role": "assistant", "content": content},
+            "logprobs": null,
+            "finish_reason": finish_reason.as_str(),
+        }],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    })
 }
 
 /// Chooses each next token. With a grammar it first samples without it and checks only the
@@ -494,15 +696,49 @@ fn chat_template(
     Ok(template)
 }
 
+/// Each model file is loaded once per process and kept for its rest: an engine borrows its model
+/// for `'static`, and a run that loads the author, the verifier and the panel in turn, round after
+/// round, then loads each only once. The weights are a read-only memory map.
+fn loaded_model(backend: &LlamaBackend, path: &Path) -> Result<&'static LlamaModel, LocalError> {
+    static MODELS: Mutex<Vec<(PathBuf, &'static LlamaModel)>> = Mutex::new(Vec::new());
+    let mut models = MODELS.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((_, model)) = models.iter().find(|(loaded, _)| loaded == path) {
+        return Ok(model);
+    }
+    let model = LlamaModel::load_from_file(backend, path, &LlamaModelParams::default()).map_err(
+        |error| LocalError::ModelUnloadable {
+            path: path.to_path_buf(),
+            reason: error.to_string(),
+        },
+    )?;
+    let model: &'static LlamaModel = Box::leak(Box::new(model));
+    models.push((path.to_path_buf(), model));
+    Ok(model)
+}
+
+/// A context whose unified KV cache holds `parallel` requests of `context_size` tokens each.
+/// Unified, because a sequence copy then shares a prompt prefix's cells instead of copying them
+/// (llama.cpp copies between separate per-sequence caches only whole).
 fn new_context(
     backend: &LlamaBackend,
     model: &'static LlamaModel,
     settings: &LocalSettings,
 ) -> Result<LlamaContext<'static>, LocalError> {
     let threads = to_llama_int(settings.threads)?;
+    let cells = settings
+        .context_size
+        .checked_mul(settings.parallel)
+        .filter(|cells| to_llama_int(*cells).is_ok())
+        .ok_or_else(|| {
+            LocalError::InvalidSettings(
+                "context_size × parallel is too large for llama.cpp".to_string(),
+            )
+        })?;
     let params = LlamaContextParams::default()
-        .with_n_ctx(NonZeroU32::new(settings.context_size))
-        .with_n_batch(settings.context_size)
+        .with_n_ctx(NonZeroU32::new(cells))
+        .with_n_batch(settings.context_size.max(settings.parallel))
+        .with_n_seq_max(settings.parallel)
+        .with_kv_unified(true)
         .with_n_threads(threads)
         .with_n_threads_batch(threads)
         .with_flash_attention_policy(FLASH_ATTENTION_DISABLED);
@@ -524,6 +760,12 @@ fn validate_settings(settings: &LocalSettings) -> Result<(), LocalError> {
         ));
     }
     to_llama_int(settings.context_size)?;
+    if !(1..=MAX_PARALLEL).contains(&settings.parallel) {
+        return Err(LocalError::InvalidSettings(format!(
+            "parallel must be from 1 to {MAX_PARALLEL} sequences, got {}",
+            settings.parallel
+        )));
+    }
     if !(settings.repeat_penalty.is_finite() && settings.repeat_penalty > 0.0) {
         return Err(LocalError::InvalidSettings(format!(
             "repeat_penalty must be a positive number (1.0 disables it), got {}",
@@ -556,203 +798,6 @@ fn request_digest(body: &Value) -> String {
         .take(12)
         .map(|byte| format!("{byte:02x}"))
         .collect()
-}
-
-struct Generation {
-    text: Vec<u8>,
-    completion_tokens: usize,
-    finish_reason: FinishReason,
-    timing: RequestTiming,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum FinishReason {
-    Stop,
-    Length,
-}
-
-impl FinishReason {
-    fn as_str(self) -> &'static str {
-        match self {
-            FinishReason::Stop => "stop",
-            FinishReason::Length => "length",
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-struct ChatMessage {
-    role: String,
-    content: String,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Sampling {
-    Greedy,
-    Random {
-        temperature: f32,
-        top_p: f32,
-        seed: u32,
-    },
-}
-
-/// The parts of an OpenAI chat-completion body the local engine honours; other fields are
-/// ignored, as a batch endpoint ignores options a model does not support.
-#[derive(Debug, Clone, PartialEq)]
-struct ChatRequest {
-    messages: Vec<ChatMessage>,
-    sampling: Sampling,
-    max_tokens: u32,
-    grammar: Option<String>,
-    model: Option<String>,
-}
-
-impl ChatRequest {
-    fn parse(body: &Value) -> Result<ChatRequest, LocalError> {
-        let fields = body
-            .as_object()
-            .ok_or_else(|| invalid("the body must be a JSON object"))?;
-        let temperature = optional_number(body, "temperature")?.unwrap_or(1.0);
-        if temperature < 0.0 {
-            return Err(invalid("temperature must not be negative"));
-        }
-        let top_p = optional_number(body, "top_p")?.unwrap_or(1.0);
-        if !(top_p > 0.0 && top_p <= 1.0) {
-            return Err(invalid("top_p must be in (0, 1]"));
-        }
-        let sampling = if temperature == 0.0 {
-            Sampling::Greedy
-        } else {
-            Sampling::Random {
-                temperature,
-                top_p,
-                seed: parse_seed(body.get("seed"))?,
-            }
-        };
-        let model = match fields.get("model") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(name)) => Some(name.clone()),
-            Some(_) => return Err(invalid("model must be a string")),
-        };
-        Ok(ChatRequest {
-            messages: parse_messages(body.get("messages"))?,
-            sampling,
-            max_tokens: parse_max_tokens(body)?,
-            grammar: parse_response_format(body.get("response_format"))?,
-            model,
-        })
-    }
-}
-
-fn invalid(reason: &str) -> LocalError {
-    LocalError::InvalidBody(reason.to_string())
-}
-
-fn parse_messages(messages: Option<&Value>) -> Result<Vec<ChatMessage>, LocalError> {
-    let messages = match messages {
-        Some(Value::Array(messages)) if !messages.is_empty() => messages,
-        _ => return Err(invalid("messages must be a non-empty array")),
-    };
-    messages
-        .iter()
-        .enumerate()
-        .map(|(index, message)| {
-            let role = match message.get("role").and_then(Value::as_str) {
-                Some(role @ ("system" | "user" | "assistant")) => role.to_string(),
-                _ => {
-                    return Err(LocalError::InvalidBody(format!(
-                        "messages[{index}].role must be \"system\", \"user\" or \"assistant\""
-                    )))
-                }
-            };
-            let content = message
-                .get("content")
-                .and_then(Value::as_str)
-                .ok_or_else(|| {
-                    LocalError::InvalidBody(format!("messages[{index}].content must be a string"))
-                })?;
-            Ok(ChatMessage {
-                role,
-                content: content.to_string(),
-            })
-        })
-        .collect()
-}
-
-fn optional_number(body: &Value, key: &str) -> Result<Option<f32>, LocalError> {
-    match body.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(value) => match value.as_f64() {
-            Some(number) if number.is_finite() => Ok(Some(number as f32)),
-            _ => Err(LocalError::InvalidBody(format!("{key} must be a number"))),
-        },
-    }
-}
-
-/// `max_completion_tokens` is OpenAI's newer name for `max_tokens`; it wins when both are set.
-fn parse_max_tokens(body: &Value) -> Result<u32, LocalError> {
-    let field = ["max_completion_tokens", "max_tokens"]
-        .into_iter()
-        .find_map(|key| match body.get(key) {
-            None | Some(Value::Null) => None,
-            Some(value) => Some((key, value)),
-        });
-    let Some((key, value)) = field else {
-        return Ok(DEFAULT_MAX_TOKENS);
-    };
-    match value.as_u64().map(u32::try_from) {
-        Some(Ok(limit)) if limit > 0 => Ok(limit),
-        _ => Err(LocalError::InvalidBody(format!(
-            "{key} must be a positive integer"
-        ))),
-    }
-}
-
-/// Folds a JSON integer seed (u64, or a negative i64 as OpenAI allows) into llama.cpp's u32;
-/// seeds below 2^32 map to themselves, except the one value llama.cpp reads as "random".
-fn parse_seed(seed: Option<&Value>) -> Result<u32, LocalError> {
-    let bits = match seed {
-        None | Some(Value::Null) => 0,
-        Some(value) => value
-            .as_u64()
-            .or_else(|| value.as_i64().map(|signed| signed as u64))
-            .ok_or_else(|| invalid("seed must be an integer"))?,
-    };
-    let folded = ((bits >> 32) ^ bits) as u32;
-    Ok(if folded == LLAMA_RANDOM_SEED {
-        LLAMA_RANDOM_SEED - 1
-    } else {
-        folded
-    })
-}
-
-fn parse_response_format(format: Option<&Value>) -> Result<Option<String>, LocalError> {
-    let Some(format) = format.filter(|format| !format.is_null()) else {
-        return Ok(None);
-    };
-    match format.get("type").and_then(Value::as_str) {
-        Some("text") => Ok(None),
-        Some("json_object") => Ok(Some(JSON_OBJECT_GRAMMAR.to_string())),
-        Some("json_schema") => {
-            let schema = format
-                .get("json_schema")
-                .and_then(|spec| spec.get("schema"))
-                .filter(|schema| schema.is_object())
-                .ok_or_else(|| {
-                    invalid("response_format.json_schema.schema must be a JSON object")
-                })?;
-            json_schema_to_grammar(&schema.to_string())
-                .map(Some)
-                .map_err(|error| {
-                    LocalError::InvalidBody(format!(
-                        "response_format.json_schema.schema is not supported by llama.cpp: {error}"
-                    ))
-                })
-        }
-        _ => Err(invalid(
-            "response_format.type must be \"text\", \"json_object\" or \"json_schema\"",
-        )),
-    }
 }
 
 #[cfg(test)]
@@ -789,6 +834,7 @@ mod tests {
             context_size,
             repeat_penalty: DEFAULT_REPEAT_PENALTY,
             chat_template: None,
+            parallel: 1,
         }
     }
 
@@ -944,7 +990,7 @@ mod tests {
         let mut reusing = load_engine(&model, 2, 2048);
         let mut shared = Vec::new();
         for body in &bodies {
-            let before = reusing.evaluated.clone();
+            let before = reusing.held[0].clone();
             let reply = reusing.complete(body).expect("completion").to_string();
             let prompt = reusing.render_prompt(&ChatRequest::parse(body).expect("body").messages);
             let prompt = prompt.expect("prompt");
@@ -1103,6 +1149,101 @@ mod tests {
         assert_eq!(response["usage"]["total_tokens"], 64);
     }
 
+    /// Requests sharing a long system message, as a job's author requests do, with different
+    /// budgets and seeds (so sequences end at different steps and hand their slots on), one in
+    /// JSON schema mode, and one body that is invalid.
+    fn mixed_requests() -> Vec<(usize, Value)> {
+        let system =
+            "You write enterprise quiz items. Each item has a prompt and short golds. ".repeat(6);
+        let ask = |topic: &str, seed: u64, max_tokens: u32| {
+            json!({
+                "messages": [
+                    {"role": "system", "content": system},
+                    {"role": "user", "content": format!("Write one question about {topic}.")}
+                ],
+                "temperature": 0.7, "top_p": 0.95, "seed": seed, "max_tokens": max_tokens
+            })
+        };
+        let mut bodies = vec![
+            ask("rivers", 1, 24),
+            ask("load balancers", 2, 6),
+            items_request(40),
+            json!({"messages": []}),
+            ask("invoices", 3, 1),
+            ask("audit logs", 4, 30),
+            ask("rivers and lakes", 5, 12),
+        ];
+        bodies.push(json!({"messages": [{"role": "user", "content": "Say hi."}], "temperature": 0, "max_tokens": 10}));
+        bodies.into_iter().enumerate().collect()
+    }
+
+    /// Every request's outcome by its key (a response's text or the error's message), and how
+    /// many outcomes each key got.
+    fn run_all(
+        engine: &mut LocalEngine,
+        requests: Vec<(usize, Value)>,
+    ) -> (Vec<String>, Vec<usize>, Timing) {
+        let count = requests.len();
+        let mut outcomes = vec![String::new(); count];
+        let mut calls = vec![0; count];
+        let timing = engine.complete_all(requests, |key, result, _| {
+            calls[key] += 1;
+            outcomes[key] = match result {
+                Ok(response) => response.to_string(),
+                Err(error) => format!("error: {error}"),
+            };
+            ControlFlow::Continue(())
+        });
+        (outcomes, calls, timing)
+    }
+
+    #[test]
+    fn parallel_decoding_gives_every_request_one_outcome_and_the_same_bytes_every_run() {
+        let test = "parallel_decoding_gives_every_request_one_outcome_and_the_same_bytes_every_run";
+        let Some((model, _turn)) = test_model(test) else {
+            return;
+        };
+        let parallel = |sequences: u32| {
+            LocalEngine::load(&LocalSettings {
+                parallel: sequences,
+                ..settings(model.clone(), 2, 1024)
+            })
+            .expect("test model loads")
+        };
+        let mut engine = parallel(3);
+        let (first, calls, timing) = run_all(&mut engine, mixed_requests());
+        assert!(calls.iter().all(|&n| n == 1), "one outcome each: {calls:?}");
+        assert!(
+            first[3].starts_with("error: invalid chat-completion request body"),
+            "{}",
+            first[3]
+        );
+        let parsed: Vec<Value> = first
+            .iter()
+            .filter_map(|outcome| serde_json::from_str(outcome).ok())
+            .collect();
+        assert_eq!(parsed.len(), first.len() - 1, "{first:?}");
+        assert_eq!(
+            parsed[3]["usage"]["completion_tokens"], 1,
+            "a budget of one token"
+        );
+        assert_eq!(timing.requests, parsed.len());
+        assert!(
+            timing.reused_prompt_tokens > 100,
+            "new sequences take the shared system message from another sequence: {timing:?}"
+        );
+        let (again, _, _) = run_all(&mut parallel(3), mixed_requests());
+        assert_eq!(
+            first, again,
+            "a fresh engine with the same setting gives the same bytes"
+        );
+        let (rerun, _, _) = run_all(&mut engine, mixed_requests());
+        assert_eq!(
+            first, rerun,
+            "so does the same engine, whatever its KV cache still holds"
+        );
+    }
+
     #[test]
     fn engine_can_move_to_a_worker_thread() {
         fn assert_send<T: Send>() {}
@@ -1182,116 +1323,6 @@ mod tests {
             matches!(result, Err(LocalError::ModelUnloadable { .. })),
             "{result:?}"
         );
-    }
-
-    #[test]
-    fn body_without_messages_is_invalid() {
-        for body in [
-            json!({}),
-            json!({"messages": []}),
-            json!({"messages": "hi"}),
-        ] {
-            assert!(
-                matches!(ChatRequest::parse(&body), Err(LocalError::InvalidBody(_))),
-                "{body}"
-            );
-        }
-    }
-
-    #[test]
-    fn unknown_role_and_non_string_content_are_invalid() {
-        let bodies = [
-            json!({"messages": [{"role": "tool", "content": "x"}]}),
-            json!({"messages": [{"role": "user", "content": null}]}),
-        ];
-        for body in bodies {
-            assert!(
-                matches!(ChatRequest::parse(&body), Err(LocalError::InvalidBody(_))),
-                "{body}"
-            );
-        }
-    }
-
-    #[test]
-    fn sampling_fields_are_read_with_openai_defaults() {
-        let messages = json!([{"role": "user", "content": "hi"}]);
-        let defaults = ChatRequest::parse(&json!({"messages": messages})).expect("parses");
-        assert_eq!(defaults.max_tokens, DEFAULT_MAX_TOKENS);
-        assert_eq!(
-            defaults.sampling,
-            Sampling::Random {
-                temperature: 1.0,
-                top_p: 1.0,
-                seed: 0
-            }
-        );
-        assert_eq!(defaults.grammar, None);
-        let greedy =
-            ChatRequest::parse(&json!({"messages": messages, "temperature": 0, "max_tokens": 9}))
-                .expect("parses");
-        assert_eq!(greedy.sampling, Sampling::Greedy);
-        assert_eq!(greedy.max_tokens, 9);
-        let newer = ChatRequest::parse(
-            &json!({"messages": messages, "max_tokens": 9, "max_completion_tokens": 3}),
-        )
-        .expect("parses");
-        assert_eq!(newer.max_tokens, 3);
-        for bad in [
-            json!({"temperature": -1}),
-            json!({"top_p": 0}),
-            json!({"max_tokens": 0}),
-            json!({"seed": 1.5}),
-        ] {
-            let mut body = bad.clone();
-            body["messages"] = messages.clone();
-            assert!(
-                matches!(ChatRequest::parse(&body), Err(LocalError::InvalidBody(_))),
-                "{bad}"
-            );
-        }
-    }
-
-    #[test]
-    fn seeds_fold_to_u32_and_avoid_the_random_seed() {
-        assert_eq!(parse_seed(None).unwrap(), 0);
-        assert_eq!(parse_seed(Some(&json!(42))).unwrap(), 42);
-        assert_eq!(
-            parse_seed(Some(&json!(u64::from(u32::MAX)))).unwrap(),
-            u32::MAX - 1
-        );
-        assert_eq!(parse_seed(Some(&json!(1_u64 << 32))).unwrap(), 1);
-        assert_eq!(parse_seed(Some(&json!(-1))).unwrap(), 0);
-    }
-
-    #[test]
-    fn response_format_selects_a_grammar() {
-        assert_eq!(parse_response_format(None).unwrap(), None);
-        assert_eq!(
-            parse_response_format(Some(&json!({"type": "text"}))).unwrap(),
-            None
-        );
-        assert_eq!(
-            parse_response_format(Some(&json!({"type": "json_object"})))
-                .unwrap()
-                .as_deref(),
-            Some(JSON_OBJECT_GRAMMAR)
-        );
-        let schema: Value = serde_json::from_str(ITEMS_SCHEMA).unwrap();
-        let grammar = parse_response_format(Some(
-            &json!({"type": "json_schema", "json_schema": {"schema": schema}}),
-        ))
-        .unwrap()
-        .expect("a grammar");
-        assert!(grammar.contains("root ::="), "{grammar}");
-        for bad in [json!({"type": "json_schema"}), json!({"type": "xml"})] {
-            assert!(
-                matches!(
-                    parse_response_format(Some(&bad)),
-                    Err(LocalError::InvalidBody(_))
-                ),
-                "{bad}"
-            );
-        }
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! The local backend on the real bundled model: a small job that crashes, resumes and never
-//! recomputes a result, and a GGUF without a chat template. Both need `SASEVAL_TEST_MODEL` (a path
-//! to the model; scripts/test.sh sets it) and are skipped with a note without it.
+//! recomputes a result, a job decoded in parallel that gives every request its outcome and the
+//! same bytes twice, and a GGUF without a chat template. These need `SASEVAL_TEST_MODEL` (a path
+//! to the model; scripts/test.sh sets it) and are skipped with a note without it. A model name
+//! whose GGUF file is missing is refused without any model.
 
 use serde_json::Value;
 
@@ -129,4 +131,100 @@ fn a_local_model_without_chat_template_is_exit_2_naming_local_chat_template() {
         .stderr_has("no chat template")
         .stderr_has("local.chat_template");
     assert!(!run.stderr.contains("fetch-model.sh"), "{}", run.stderr);
+}
+
+/// A world on the local backend whose requests are short (`max_tokens` per category), so a job
+/// of ten requests on the test model takes seconds.
+fn short_local_job(model: &str, max_tokens: u32) -> World {
+    let mut world = World::with_url("https://unused.example/v1".into())
+        .set("api.provider=local")
+        .set(&format!("local.model_path={model}"))
+        .set("release.per_category=1")
+        .set("author.oversample=1.0")
+        .set("author.max_rounds=1")
+        .set("author.response_format=\"json_schema\"")
+        .set(&format!("author.max_tokens={max_tokens}"))
+        .set("local.threads=1");
+    for category in CATEGORIES {
+        world = world
+            .set(&format!("categories.{category}.items_per_request=1"))
+            .set(&format!("categories.{category}.max_tokens={max_tokens}"));
+    }
+    world
+}
+
+/// Each cached outcome of the out dir's response cache, by custom_id.
+fn cached_outcomes(world: &World) -> std::collections::BTreeMap<String, Value> {
+    read_jsonl(&world.out().join("state/cache.jsonl"))
+        .into_iter()
+        .filter_map(|entry| {
+            let entry = &entry["entry"];
+            Some((
+                entry["custom_id"].as_str()?.to_string(),
+                entry["outcome"].clone(),
+            ))
+        })
+        .collect()
+}
+
+#[test]
+fn a_parallel_local_job_gives_every_request_its_outcome_and_the_same_bytes_twice() {
+    let Ok(model) = std::env::var("SASEVAL_TEST_MODEL") else {
+        eprintln!("skipping the parallel local job: SASEVAL_TEST_MODEL is not set (scripts/test.sh sets it)");
+        return;
+    };
+    let runs: Vec<_> = (0..2)
+        .map(|_| {
+            let world = short_local_job(&model, 96).set("local.parallel=3");
+            let run = world.run(&["author"]);
+            run.success();
+            assert!(
+                run.stderr
+                    .contains("10 request(s) computed locally, up to 3 decoded together"),
+                "{}",
+                run.stderr
+            );
+            // The test's stderr is a pipe, not a terminal: a line per finished request.
+            let lines = run
+                .stderr
+                .lines()
+                .filter(|line| line.contains("requests done after") && line.contains("tokens/s"))
+                .count();
+            assert_eq!(lines, 10, "{}", run.stderr);
+            cached_outcomes(&world)
+        })
+        .collect();
+    assert_eq!(runs[0].len(), 10, "every request has its outcome");
+    for outcome in runs[0].values() {
+        assert!(
+            outcome["ok"]
+                .pointer("/choices/0/message/content")
+                .is_some(),
+            "{outcome}"
+        );
+    }
+    assert_eq!(
+        runs[0], runs[1],
+        "the same requests, seed and local.parallel give the same bytes"
+    );
+}
+
+#[test]
+fn a_model_name_whose_gguf_file_is_missing_is_exit_2_naming_its_key() {
+    let world = World::with_url("https://unused.example/v1".into())
+        .set("api.provider=local")
+        .set("author.model=\"the-author\"")
+        .set("repair.models=[\"the-verifier\"]")
+        .set("audit.models=[]")
+        .set("local.models.the-verifier=\"/nonexistent/verifier.gguf\"");
+    let run = world.run(&["author"]);
+    run.code(2)
+        .stderr_has("`author.model`")
+        .stderr_has("\"the-author\" has no GGUF file in [local.models]");
+    let world = world.set("local.models.the-author=\"/nonexistent/author.gguf\"");
+    let run = world.run(&["author"]);
+    run.code(2)
+        .stderr_has("local.models.\"the-author\"")
+        .stderr_has("/nonexistent/author.gguf")
+        .stderr_has("scripts/fetch-model.sh --profile local");
 }
