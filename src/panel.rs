@@ -31,7 +31,8 @@ pub enum Flag {
     /// The panel reaches the numeric key under numeric compare, but no surface variant makes
     /// those answers grade (or the variant would appear in the prompt).
     GoldFormat,
-    /// A majority of the panel answers correctly from the question alone.
+    /// As many panel models as an item needs to pass (`audit.min_correct`, at most a majority)
+    /// answer correctly from the question alone.
     ContextNotNeeded,
     /// The golds grade a noticeable share of the answers to other items correct.
     GoldTooLenient,
@@ -62,7 +63,8 @@ impl Flag {
                  variant of it grades those answers"
             }
             Flag::ContextNotNeeded => {
-                "a majority of the panel answers correctly with the context removed"
+                "as many panel models as an item needs to pass (`audit.min_correct`, at most a \
+                 majority) answer correctly with the context removed"
             }
             Flag::GoldTooLenient => "the golds grade answers to other items' questions correct",
         }
@@ -187,11 +189,23 @@ pub fn judge(
             verdict.flags.push(Flag::PanelDisagrees);
         }
     }
-    let panel = answers.len();
-    if verdict.probe_correct.is_some_and(|n| 2 * n > panel) {
+    let threshold = probe_threshold(answers.len(), min_correct);
+    if verdict.probe_correct.is_some_and(|n| n >= threshold) {
         verdict.flags.push(Flag::ContextNotNeeded);
     }
     verdict
+}
+
+/// Context-probe answers that reach the key and so flag the item: as many as an item needs to
+/// pass (`min_correct`), at most a majority of the panel. A key one blind answer reaches is
+/// guessable when one answer is enough to pass; with `min_correct = 0` (rates reported, keys not
+/// judged) a majority.
+fn probe_threshold(panel: usize, min_correct: usize) -> usize {
+    let majority = panel / 2 + 1;
+    match min_correct {
+        0 => majority,
+        needed => needed.min(majority),
+    }
 }
 
 fn count_correct(answers: &[PanelAnswer]) -> usize {
@@ -397,6 +411,22 @@ mod tests {
         let blind = answers(&doc, &["I cannot tell", "90 days?", "no idea"]);
         let verdict = judge(&mut doc, &mut got, Some(&blind), 2);
         assert!(verdict.passed());
+    }
+
+    #[test]
+    fn a_probe_answer_reaching_the_key_flags_the_item_when_one_answer_passes_it() {
+        let mut doc = item(Category::LongDocumentQa, DOC, &["400 days"]);
+        let mut got = answers(&doc, &["400 days", "400 days"]);
+        let guessed = answers(&doc, &["400 days", "I cannot tell"]);
+        let verdict = judge(&mut doc, &mut got, Some(&guessed), 1);
+        assert_eq!(verdict.flags, [Flag::ContextNotNeeded]);
+        let verdict = judge(&mut doc, &mut got, Some(&guessed), 2);
+        assert!(
+            verdict.passed(),
+            "a majority rule needs a majority of probes"
+        );
+        let verdict = judge(&mut doc, &mut got, Some(&guessed), 0);
+        assert!(verdict.passed(), "min_correct 0 judges by a majority");
     }
 
     #[test]
