@@ -6,7 +6,8 @@
 #                  rate it does not tell, assemble at 10k/100k/1M candidates and on 1M of the 100k file's
 #                  duplicate density, all-pairs vs MinHash LSH agreement
 #                  (each case in its own process: wall time and peak RSS)
-#   local_speed  — the local backend's tokens/s beside llama.cpp's own decode loop
+#   local_speed  — the local backend's tokens/s beside llama.cpp's own decode loop, and parallel
+#                  decoding (--parallel 4) beside one sequence and llama.cpp's batched decoding
 #   throughput   — criterion per-item timings with their spread
 #   side by side — assemble beside the Python reference (benches/reference/assemble.py) on the
 #                  scale case's candidate files, in the same run (benches/side_by_side.py)
@@ -38,6 +39,14 @@ echo
 echo "## Local backend against llama.cpp"
 echo
 cargo bench --quiet --bench local_speed -- "${quick[@]}"
+echo
+
+echo "## Parallel decoding (4 sequences) against one, and against llama.cpp's batched decoding"
+echo
+# The main job's author model, when fetched (scripts/fetch-model.sh --profile local); else the test model.
+parallel_model=models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
+[ -f "$parallel_model" ] || parallel_model=models/SmolLM2-135M-Instruct.Q4_1.gguf
+SASEVAL_TEST_MODEL="$parallel_model" cargo bench --quiet --bench local_speed -- --parallel 4 "${quick[@]}"
 echo
 
 echo "## Per-item timings (criterion)"
