@@ -34,10 +34,10 @@ use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::{send_logs_to_tracing, LogOptions};
-use saseval_gen::batch::local::{LocalEngine, LocalSettings, Timing};
 use saseval_gen::config::Config;
+use saseval_gen::runner::local::{LocalEngine, LocalSettings, Timing};
 use saseval_gen::stages::author::plan_round0;
-use saseval_gen::templates::Templates;
+use saseval_gen::stages::templates::Templates;
 use serde_json::{json, Value};
 
 /// Thread counts measured by a full run; `--quick` measures only [`QUICK_THREADS`].

@@ -1,16 +1,16 @@
 //! Command dispatch: loads the config, takes the out-dir lock and runs the requested stage(s).
 //! Every failure comes back as `crate::Error`, whose `code()` is the Contract's exit code.
 
-use crate::batch::journal::{Journal, Stage};
-use crate::batch::{RunOptions, Runner, StateDir};
 use crate::cli::{AssembleArgs, BatchArgs, Cli, Command};
 use crate::config::{Config, Provider};
 use crate::error::{Error, Result};
-use crate::lock::OutLock;
-use crate::record::Category;
+use crate::runner::journal::{Journal, Stage};
+use crate::runner::{RunOptions, Runner, StateDir};
+use crate::stages::item::Category;
+use crate::stages::templates::Templates;
 use crate::stages::{self, Ctx};
-use crate::templates::Templates;
 use crate::ui::Printer;
+use crate::util::lock::OutLock;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -136,7 +136,7 @@ fn prepare_out_dir(out_dir: &Path) -> Result<()> {
         source,
     })?;
     let probe = out_dir.join(".saseval.write-test");
-    crate::fsio::create_temp(&probe).map_err(|source| Error::OutDirNotWritable {
+    crate::util::fsio::create_temp(&probe).map_err(|source| Error::OutDirNotWritable {
         path: out_dir.to_path_buf(),
         source,
     })?;
@@ -189,7 +189,7 @@ fn status(config: &Config, out_dir: &Path, printer: &Printer) -> Result<ExitCode
             ));
         }
     }
-    let cache = crate::batch::cache::Cache::open(&state.cache())?;
+    let cache = crate::runner::cache::Cache::open(&state.cache())?;
     if let Some(line) = cache.torn_line() {
         printer.warn(format!(
             "{}: cut off its torn last line {line}, left by a crash; a re-run collects that outcome again",
@@ -275,7 +275,7 @@ async fn cancel(config: &Config, out_dir: &Path, printer: &Printer) -> Result<Ex
         printer.out("no running batches in this out dir");
         return Ok(ExitCode::SUCCESS);
     }
-    let client = crate::batch::client::Client::new(&config.api, printer)?;
+    let client = crate::runner::client::Client::new(&config.api, printer)?;
     for (job, id) in running {
         let batch = client.cancel_batch(&id).await?;
         printer.out(format!("job {job}: batch {id} is {}", batch.status));
@@ -292,7 +292,7 @@ fn verify(cli: &Cli, path: &Path, check_actions: bool, printer: &Printer) -> Res
     } else {
         None
     };
-    let options = crate::verify::VerifyOptions {
+    let options = crate::release::verify::VerifyOptions {
         our_rows: match (&config, check_actions) {
             (Some(c), true) => Some(
                 Category::ALL
@@ -304,7 +304,7 @@ fn verify(cli: &Cli, path: &Path, check_actions: bool, printer: &Printer) -> Res
         },
     };
     let per_category = config.as_ref().map_or(0, |c| c.release.per_category);
-    let report = crate::verify::verify_path(path, per_category, &options)?;
+    let report = crate::release::verify::verify_path(path, per_category, &options)?;
     let target = path;
     if report.problems.is_empty() {
         let counts: Vec<String> = report
@@ -352,10 +352,13 @@ fn diff(cli: &Cli, a: &Path, b: &Path, json: bool, printer: &Printer) -> Result<
             .assemble
             .near_dup_threshold
     } else {
-        crate::dedup::DEFAULT_THRESHOLD
+        crate::quality::dedup::DEFAULT_THRESHOLD
     };
-    let (a, b) = (crate::diff::read_release(a)?, crate::diff::read_release(b)?);
-    let found = crate::diff::diff(&a, &b, threshold)?;
+    let (a, b) = (
+        crate::release::diff::read_release(a)?,
+        crate::release::diff::read_release(b)?,
+    );
+    let found = crate::release::diff::diff(&a, &b, threshold)?;
     if json {
         let text = serde_json::to_string_pretty(&found).map_err(|source| Error::Serialise {
             what: "the diff",
@@ -363,7 +366,7 @@ fn diff(cli: &Cli, a: &Path, b: &Path, json: bool, printer: &Printer) -> Result<
         })?;
         printer.out(text);
     } else {
-        printer.out(crate::diff::render_table(&found).trim_end());
+        printer.out(crate::release::diff::render_table(&found).trim_end());
     }
     Ok(ExitCode::SUCCESS)
 }

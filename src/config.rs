@@ -1,8 +1,8 @@
 //! `pipeline.toml`: every setting the pipeline reads, checked in full before any side effect.
 //! Unknown keys, wrong types and out-of-range values are errors that name the file and the key.
 
-use crate::record::Category;
-use crate::schema::TargetRow;
+use crate::release::schema::TargetRow;
+use crate::stages::item::Category;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -594,7 +594,7 @@ impl Config {
             release.remove("out_dir");
         }
         let text = toml::to_string(&table).unwrap_or_default();
-        crate::digest::sha256_hex(text.as_bytes())
+        crate::util::digest::sha256_hex(text.as_bytes())
     }
 
     /// The category table of `category` (every category has one).
@@ -607,7 +607,7 @@ impl Config {
         for model in &au.models {
             model_name(model, "audit.models")?;
             require(
-                !model.ends_with(crate::panel::NO_CONTEXT_SUFFIX),
+                !model.ends_with(crate::quality::panel::NO_CONTEXT_SUFFIX),
                 "audit.models",
                 "model names that do not end in `/no-context` (it marks the context probe's custom_ids)",
             )?;
@@ -675,7 +675,7 @@ impl Config {
             "a non-empty string",
         )?;
         require(
-            r.date.is_empty() || crate::clock::is_iso_date(&r.date),
+            r.date.is_empty() || crate::util::clock::is_iso_date(&r.date),
             "release.date",
             "a date as YYYY-MM-DD, or \"\" for today",
         )?;
@@ -730,12 +730,13 @@ impl Config {
         )?;
         match a.provider {
             Provider::Groq | Provider::Openai => {
-                crate::endpoint::check_base_url(&a.base_url).map_err(|e| e.to_string())?;
+                crate::runner::endpoint::check_base_url(&a.base_url).map_err(|e| e.to_string())?;
             }
             // Whether plain http is allowed depends on whether a key is set, which the client
             // checks when it starts; the URL's form is checked here.
             Provider::Online => {
-                crate::endpoint::check_online_url(&a.base_url, false).map_err(|e| e.to_string())?;
+                crate::runner::endpoint::check_online_url(&a.base_url, false)
+                    .map_err(|e| e.to_string())?;
             }
             Provider::Local | Provider::File => {}
         }
@@ -985,11 +986,12 @@ fn lookup<'t>(table: &'t toml::Table, dotted: &str) -> Option<&'t toml::Value> {
 
 /// A config file's text: capped in size, a UTF-8 byte-order mark dropped, UTF-8 required.
 fn read_text(path: &Path) -> Result<String, ConfigError> {
-    let bytes =
-        crate::fsio::read_capped(path, MAX_CONFIG_BYTES).map_err(|source| ConfigError::Read {
+    let bytes = crate::util::fsio::read_capped(path, MAX_CONFIG_BYTES).map_err(|source| {
+        ConfigError::Read {
             path: path.to_path_buf(),
             source,
-        })?;
+        }
+    })?;
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
     std::str::from_utf8(bytes)
         .map(str::to_owned)
@@ -997,7 +999,7 @@ fn read_text(path: &Path) -> Result<String, ConfigError> {
             path: path.to_path_buf(),
             message: format!(
                 "the file is not UTF-8 text: invalid byte at {}; save it as UTF-8",
-                crate::fsio::utf8_error_position(bytes, &e)
+                crate::util::fsio::utf8_error_position(bytes, &e)
             ),
         })
 }

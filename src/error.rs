@@ -4,18 +4,18 @@
 
 use std::path::PathBuf;
 
-use crate::batch::cache::CacheError;
-use crate::batch::client::ClientError;
-use crate::batch::journal::JournalError;
-use crate::batch::BatchError;
 use crate::config::ConfigError;
-use crate::dedup::DedupError;
-use crate::diff::DiffError;
-use crate::jsonl::JsonlError;
-use crate::lock::LockError;
+use crate::quality::dedup::DedupError;
+use crate::release::diff::DiffError;
+use crate::release::verify::VerifyError;
 use crate::release::ReleaseError;
-use crate::templates::TemplateError;
-use crate::verify::VerifyError;
+use crate::runner::cache::CacheError;
+use crate::runner::client::ClientError;
+use crate::runner::journal::JournalError;
+use crate::runner::BatchError;
+use crate::stages::templates::TemplateError;
+use crate::util::jsonl::JsonlError;
+use crate::util::lock::LockError;
 
 pub use crate::exit::{RUNTIME, USAGE};
 
@@ -96,7 +96,7 @@ pub enum Error {
         source: serde_json::Error,
     },
     /// The closed loop's state file cannot be read as the loop wrote it.
-    #[error("{} is damaged ({why}). It records which authoring requests each round of the loop asked for; the plans are derived from the cached replies again when it is gone. Move it aside (`mv {} {}.damaged`) and re-run: nothing already paid for is asked again", path.display(), crate::fsio::shell_word(path), crate::fsio::shell_word(path))]
+    #[error("{} is damaged ({why}). It records which authoring requests each round of the loop asked for; the plans are derived from the cached replies again when it is gone. Move it aside (`mv {} {}.damaged`) and re-run: nothing already paid for is asked again", path.display(), crate::util::fsio::shell_word(path), crate::util::fsio::shell_word(path))]
     DamagedLoopState { path: PathBuf, why: String },
     /// Categories the release cannot fill, one line each, and `allow_short` is off.
     #[error(

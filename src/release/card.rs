@@ -10,8 +10,8 @@ use super::dataset::{
 };
 use super::info::{ChangesSince, FlagCounts, ReleaseInfo};
 use super::REPORT;
-use crate::record::Category;
-use crate::schema::{json_number, HubFeature, ReleaseRecord, RowSource, COLUMNS};
+use crate::release::schema::{json_number, HubFeature, ReleaseRecord, RowSource, COLUMNS};
+use crate::stages::item::Category;
 use serde_json::Value;
 
 const GRADING: &str = r#"import re
@@ -729,7 +729,7 @@ fn closing(card: &mut String, info: &ReleaseInfo, sha256: &str, records: &[Relea
 /// earlier release's file are shown as inline code with their control characters escaped.
 fn changes_since(card: &mut String, changes: &ChangesSince) {
     let code = |text: &str| {
-        let text = crate::batch::untrusted::printable(text).replace('`', "'");
+        let text = crate::runner::untrusted::printable(text).replace('`', "'");
         format!("`{}`", table_cell(&text))
     };
     let _ = writeln!(

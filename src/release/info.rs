@@ -4,13 +4,13 @@
 
 use std::collections::BTreeMap;
 
-use crate::panel::Flag;
+use crate::quality::panel::Flag;
 use serde::{Deserialize, Serialize};
 
-use crate::record::Category;
-use crate::schema::{ReleaseRecord, TargetRow};
-use crate::usage::StageUsage;
-use crate::yields::{RoundSurvival, RoundYield};
+use crate::release::schema::{ReleaseRecord, TargetRow};
+use crate::runner::usage::StageUsage;
+use crate::stages::item::Category;
+use crate::stages::yields::{RoundSurvival, RoundYield};
 
 /// Repair-stage numbers for one category.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -11,20 +11,20 @@ use super::{
 };
 use crate::cli::AssembleArgs;
 use crate::config::Config;
-use crate::dedup::{self, Against, DedupConfig, DupKind, Method};
-use crate::diff;
 use crate::error::{Error, Result};
-use crate::jsonl::{ChunkReader, JsonlError, RawLine, Span, SpanReader};
-use crate::record::{excerpt, Candidate, Category, Reject};
+use crate::quality::dedup::{self, Against, DedupConfig, DupKind, Method};
+use crate::release::diff;
+use crate::release::schema::ReleaseRecord;
 use crate::release::{
     self, AuditNumbers, ChangesSince, DedupNumbers, FlagOutcome, FlaggedItem, PassCount,
     ReleaseInfo, Shortfall, VerifierNumbers,
 };
-use crate::schema::ReleaseRecord;
-use crate::seeded;
+use crate::runner::usage::StageUsage;
+use crate::stages::item::{excerpt, Candidate, Category, Reject};
 use crate::stages::repair::Summary;
-use crate::usage::StageUsage;
-use crate::yields::{RoundSurvival, RoundYield, Survival};
+use crate::stages::yields::{RoundSurvival, RoundYield, Survival};
+use crate::util::jsonl::{ChunkReader, JsonlError, RawLine, Span, SpanReader};
+use crate::util::seeded;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -49,17 +49,17 @@ enum Origin {
 fn template_examples(prompts_dir: &Path) -> Result<Vec<Reference>> {
     let mut examples = Vec::new();
     for category in Category::ALL {
-        let path = prompts_dir.join(crate::templates::category_file(category));
+        let path = prompts_dir.join(crate::stages::templates::category_file(category));
         let text = match std::fs::read_to_string(&path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(source) => return Err(Error::Read { path, source }),
         };
         examples.extend(
-            crate::templates::example_prompts(&text)
+            crate::stages::templates::example_prompts(&text)
                 .into_iter()
                 .map(|prompt| Reference {
-                    id: crate::templates::example_item_name(category),
+                    id: crate::stages::templates::example_item_name(category),
                     prompt,
                     origin: Origin::TemplateExample,
                 }),
@@ -157,7 +157,7 @@ impl FlaggedCandidate {
         Self {
             id: c.id.clone(),
             category: c.category,
-            prompt_sha256: crate::digest::sha256_hex(c.prompt.as_bytes()),
+            prompt_sha256: crate::util::digest::sha256_hex(c.prompt.as_bytes()),
             excerpt: excerpt(&c.prompt, FLAGGED_EXCERPT),
         }
     }
@@ -213,14 +213,15 @@ impl ScannedLine {
 /// the candidates (so the references' dedup ids come first). Each chunk is parsed and sketched
 /// while the next one is read and the one before is appended.
 fn scan(path: &Path, references: &[Reference]) -> Result<(Scanned, Vec<dedup::Sketch>)> {
-    let threads = crate::parallel::threads();
+    let threads = crate::util::parallel::threads();
     let mut scanned = Scanned {
         entries: Vec::new(),
         domains: Vec::new(),
         authored: Category::ALL.iter().map(|c| (*c, 0)).collect(),
         flagged: Vec::new(),
     };
-    let mut sketches = crate::parallel::map(references, threads, |r| dedup::sketch(&r.prompt));
+    let mut sketches =
+        crate::util::parallel::map(references, threads, |r| dedup::sketch(&r.prompt));
     let mut domain_ids: std::collections::HashMap<String, u32> = Default::default();
     let mut append = |lines: Vec<Result<ScannedLine, JsonlError>>| -> Result<()> {
         for line in lines {
@@ -251,12 +252,12 @@ fn scan(path: &Path, references: &[Reference]) -> Result<(Scanned, Vec<dedup::Sk
         Ok(())
     };
     let mut reader = ChunkReader::open(path)?;
-    crate::parallel::pipelined(
+    crate::util::parallel::pipelined(
         || {
-            let chunk = reader.next_chunk(crate::jsonl::CHUNK_BYTES)?;
+            let chunk = reader.next_chunk(crate::util::jsonl::CHUNK_BYTES)?;
             Ok((!chunk.is_empty()).then_some(chunk))
         },
-        |chunk| crate::parallel::map(chunk, threads, |line| ScannedLine::of(line, path)),
+        |chunk| crate::util::parallel::map(chunk, threads, |line| ScannedLine::of(line, path)),
         |_, lines| append(lines),
     )?;
     Ok((scanned, sketches))
@@ -757,7 +758,7 @@ pub fn select(ctx: &Ctx<'_>, excludes: &[PathBuf], keep_flagged: bool) -> Result
     let rejects_path = ctx.out(REJECTS);
     if rejects_path.exists() {
         for_each_author_reject(&rejects_path, |reject| {
-            if crate::validate::Reason::is_loss(&reject.reason) {
+            if crate::quality::validate::Reason::is_loss(&reject.reason) {
                 reject_counts.count_author(reject);
             }
             Ok(())
@@ -910,7 +911,7 @@ pub fn write(
         survival,
     } = selection;
     let rejects_path = ctx.out(REJECTS);
-    let mut rejects = crate::jsonl::Writer::create(&rejects_path)?;
+    let mut rejects = crate::util::jsonl::Writer::create(&rejects_path)?;
     if rejects_path.exists() {
         for_each_author_reject(&rejects_path, |reject| Ok(rejects.push(reject)?))?;
     }
@@ -992,7 +993,7 @@ pub fn write(
     let info = ReleaseInfo {
         version: config.release.version.clone(),
         date: if config.release.date.is_empty() {
-            crate::clock::today_utc()
+            crate::util::clock::today_utc()
         } else {
             config.release.date.clone()
         },
@@ -1087,7 +1088,7 @@ fn changes_since(
 /// The lines of a side file, or none when it does not exist.
 fn read_jsonl_or_empty<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
     if path.exists() {
-        Ok(crate::jsonl::read(path)?)
+        Ok(crate::util::jsonl::read(path)?)
     } else {
         Ok(Vec::new())
     }
@@ -1123,7 +1124,7 @@ impl RejectCounts {
 
 /// Calls `each` with the author stage's lines of `rejects.jsonl` (assemble rewrites its own).
 fn for_each_author_reject(path: &Path, mut each: impl FnMut(&Reject) -> Result<()>) -> Result<()> {
-    crate::jsonl::for_each(path, |reject: Reject| {
+    crate::util::jsonl::for_each(path, |reject: Reject| {
         if reject.stage == "author" {
             each(&reject)?;
         }
@@ -1252,13 +1253,13 @@ mod tests {
         assert_eq!(items[3].stage, "unrecorded");
     }
 
-    fn audit_line(item_id: &str, flags: Vec<crate::panel::Flag>) -> ReportLine {
+    fn audit_line(item_id: &str, flags: Vec<crate::quality::panel::Flag>) -> ReportLine {
         ReportLine {
             item_id: item_id.to_string(),
             category: Category::Reasoning,
             prompt_sha256: String::new(),
             golds: vec!["12".to_string()],
-            answers: vec![crate::panel::PanelAnswer {
+            answers: vec![crate::quality::panel::PanelAnswer {
                 model: "p-a".to_string(),
                 answer: Some("about 15".to_string()),
                 error: None,
@@ -1267,19 +1268,19 @@ mod tests {
             }],
             probe_question: None,
             probe_answers: Vec::new(),
-            verdict: crate::panel::Verdict {
+            verdict: crate::quality::panel::Verdict {
                 correct: 0,
                 probe_correct: None,
                 added_golds: Vec::new(),
                 flags,
             },
-            leniency: crate::panel::Leniency { hits: 0, others: 0 },
+            leniency: crate::quality::panel::Leniency { hits: 0, others: 0 },
         }
     }
 
     #[test]
     fn an_item_the_audit_flagged_gets_its_flags_unless_repair_flagged_it_first() {
-        use crate::panel::Flag;
+        use crate::quality::panel::Flag;
         let flagged = [
             candidate("a.audit", Category::Reasoning),
             candidate("b.both", Category::Reasoning),
@@ -1301,7 +1302,7 @@ mod tests {
         assert_eq!(items[0].detail, "key 12; p-a: about 15 (graded wrong)");
         assert_eq!(
             items[0].prompt_sha256,
-            crate::digest::sha256_hex(flagged[0].prompt.as_bytes())
+            crate::util::digest::sha256_hex(flagged[0].prompt.as_bytes())
         );
         assert_eq!(
             (items[1].stage.as_str(), items[1].reason.as_str()),

@@ -3,9 +3,9 @@
 //! --dry-run` shows every stage this way, so a user sees the whole run's price before paying
 //! for any of it; once items exist, `audit --dry-run` counts its real requests instead.
 
-use crate::batch::{message_tokens, CostEstimate};
 use crate::config::Config;
-use crate::record::Category;
+use crate::runner::{message_tokens, CostEstimate};
+use crate::stages::item::Category;
 use std::collections::BTreeSet;
 
 /// The planned requests of one category in one stage.
@@ -108,7 +108,7 @@ pub fn audit(config: &Config, audit_template: &str) -> Plan {
             &config.audit.models,
             message_tokens(audit_template),
             |category| {
-                let probed = probe && crate::panel::has_context(category);
+                let probed = probe && crate::quality::panel::has_context(category);
                 let sampling = super::audit::sampling(config, category);
                 (1 + u64::from(probed), u64::from(sampling.max_tokens))
             },

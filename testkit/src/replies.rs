@@ -13,7 +13,7 @@
 //! - `panel_answer`: a careful panel model's answer to a prompt these functions wrote: the true
 //!   result of a reasoning problem, else the key the item was authored with.
 
-use saseval_gen::grade::graded;
+use saseval_gen::quality::grade::graded;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
