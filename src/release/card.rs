@@ -2,6 +2,7 @@
 //! Hugging Face hub reads). It only prints what `ReleaseInfo` and the records measured: no number
 //! in it is typed by hand, and its schema table is derived from the record's columns.
 
+use crate::util::printable::printable;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -729,7 +730,7 @@ fn closing(card: &mut String, info: &ReleaseInfo, sha256: &str, records: &[Relea
 /// earlier release's file are shown as inline code with their control characters escaped.
 fn changes_since(card: &mut String, changes: &ChangesSince) {
     let code = |text: &str| {
-        let text = crate::runner::untrusted::printable(text).replace('`', "'");
+        let text = printable(text).replace('`', "'");
         format!("`{}`", table_cell(&text))
     };
     let _ = writeln!(

@@ -10,6 +10,7 @@ use super::untrusted::{self, Redactor};
 use crate::config::Api;
 use crate::runner::endpoint::EndpointError;
 use crate::ui::Printer;
+use crate::util::printable::printable;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -227,7 +228,7 @@ impl BatchObject {
                     .and_then(Value::as_u64)
                     .map(|l| format!(" (line {l})"))
                     .unwrap_or_default();
-                untrusted::printable(&format!("{}: {}{line}", field("code"), field("message")))
+                printable(&format!("{}: {}{line}", field("code"), field("message")))
             })
             .collect()
     }
@@ -324,10 +325,7 @@ impl Client {
     ) -> Result<String, ClientError> {
         let segment = untrusted::url_segment(id).ok_or_else(|| ClientError::Protocol {
             what: what.to_string(),
-            message: format!(
-                "the server gave the unusable id {:?}",
-                untrusted::printable(id)
-            ),
+            message: format!("the server gave the unusable id {:?}", printable(id)),
         })?;
         Ok(self.url(&format!("{collection}/{segment}{rest}")))
     }
@@ -444,7 +442,7 @@ impl Client {
             return Attempt::Fail(ClientError::Redirected {
                 what: what.to_string(),
                 status: status.as_u16(),
-                location: untrusted::printable(&crate::runner::endpoint::without_userinfo(
+                location: printable(&crate::runner::endpoint::without_userinfo(
                     &self.redactor.text(&location),
                 )),
             });
@@ -453,7 +451,7 @@ impl Client {
             Ok((body, _)) => body,
             Err(e) => return reading_failed(&self.redactor, &e),
         };
-        let message = untrusted::printable(&error_message(&self.redactor.bytes(&body)));
+        let message = printable(&error_message(&self.redactor.bytes(&body)));
         let code = status.as_u16();
         if code == 429 {
             Attempt::Retry {
@@ -531,7 +529,7 @@ impl Client {
     }
 
     pub async fn get_batch(&self, id: &str) -> Result<BatchObject, ClientError> {
-        let what = format!("polling batch {}", untrusted::printable(id));
+        let what = format!("polling batch {}", printable(id));
         let url = self.id_url(&what, "batches", id, "")?;
         let v = self
             .json(&what, Effect::Repeatable, || self.http.get(&url))
@@ -540,7 +538,7 @@ impl Client {
     }
 
     pub async fn cancel_batch(&self, id: &str) -> Result<BatchObject, ClientError> {
-        let what = format!("cancelling batch {}", untrusted::printable(id));
+        let what = format!("cancelling batch {}", printable(id));
         let url = self.id_url(&what, "batches", id, "/cancel")?;
         let v = self
             .json(&what, Effect::Repeatable, || self.http.post(&url))
@@ -600,7 +598,7 @@ impl Client {
     /// not valid JSON, counts as a cut-short transfer and is retried, never passed on — unless
     /// the very same bytes arrive [`IDENTICAL_BAD_DOWNLOADS`] times, which no retry changes.
     pub async fn download(&self, file_id: &str, dest: &Path) -> Result<Downloaded, ClientError> {
-        let what = format!("downloading file {}", untrusted::printable(file_id));
+        let what = format!("downloading file {}", printable(file_id));
         let url = self.id_url(&what, "files", file_id, "/content")?;
         let to_file = ToFile {
             dest,
@@ -633,7 +631,7 @@ pub fn transport_message(e: &reqwest::Error) -> String {
 fn parse<T: serde::de::DeserializeOwned>(what: &str, v: Value) -> Result<T, ClientError> {
     serde_json::from_value(v).map_err(|e| ClientError::Protocol {
         what: what.to_string(),
-        message: untrusted::printable(&e.to_string()),
+        message: printable(&e.to_string()),
     })
 }
 

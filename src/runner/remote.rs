@@ -9,12 +9,13 @@ use super::client::{BatchObject, Client, ClientError, Downloaded};
 use super::ingest::{self, NamedBadLines};
 use super::journal::{Counts, Journal, Running, Stage, Submission};
 use super::status::BatchStatus;
-use super::untrusted::{self, local_file_name};
+use super::untrusted::local_file_name;
 use super::{
     check_guard, request_file, BatchError, CostGuard, LostRequestFile, Request, Runner,
     UnknownBatch,
 };
 use crate::util::fsio::shell_word;
+use crate::util::printable::printable;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -446,7 +447,7 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
                         self.runner.printer.note(format!(
                             "job {}: the upload {name} reached the server (file {}); not uploading it again",
                             self.job,
-                            untrusted::printable(&file.id)
+                            printable(&file.id)
                         ));
                         return Ok(file.id);
                     }
@@ -491,7 +492,7 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
                 self.runner.printer.note(format!(
                     "job {}: batch {} was created before its reply was lost; not creating it again",
                     self.job,
-                    untrusted::printable(&batch.id)
+                    printable(&batch.id)
                 ));
                 return Ok(batch.clone());
             }
@@ -663,7 +664,7 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
         BatchError::UnknownBatch(Box::new(UnknownBatch {
             job: self.job.clone(),
             base_url: self.runner.config.api.base_url.clone(),
-            batch: untrusted::printable(id),
+            batch: printable(id),
             journal: self.journal_path(),
             recovery: self.move_journal_aside("unknown-batch"),
         }))
@@ -678,8 +679,8 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
         }
         let polls = self.unknown_status.entry(batch.id.clone()).or_default();
         *polls += 1;
-        let status = untrusted::printable(batch.status.as_str());
-        let id = untrusted::printable(&batch.id);
+        let status = printable(batch.status.as_str());
+        let id = printable(&batch.id);
         if *polls == 1 {
             self.runner.printer.warn(format!(
                 "batch {id} has status `{status}`, which the Batch API does not document (expected one of {}); waiting at most {UNKNOWN_STATUS_POLLS} polls for it to change",
@@ -738,8 +739,8 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
             .filter(|t| !batch.status.is_terminal() && now > t + STUCK_GRACE_SECS)
         {
             return Err(BatchError::Stuck {
-                batch: untrusted::printable(&batch.id),
-                status: untrusted::printable(batch.status.as_str()),
+                batch: printable(&batch.id),
+                status: printable(batch.status.as_str()),
                 minutes: (now - expires_at) / 60,
                 expires_at,
             });
@@ -837,7 +838,7 @@ impl<'r, 'a> RemoteJob<'r, 'a> {
         if downloaded.bad_last_line {
             self.runner.printer.warn(format!(
                 "file {} ({}): its last line is not complete JSON, with the same bytes in every download, so it is not a cut-short transfer: the good lines are kept and the bad one is reported below",
-                untrusted::printable(file_id),
+                printable(file_id),
                 dest.display()
             ));
         }

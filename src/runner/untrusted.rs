@@ -1,7 +1,8 @@
 //! Everything a server sends is untrusted: ids, file names, status strings and error texts may
 //! be hostile or echo the API key. Server ids reach a URL or a local file name only through
 //! [`url_segment`] and [`local_file_name`], and server bytes reach the terminal, a log or a file
-//! only after [`Redactor`] has removed the key.
+//! only after [`Redactor`] has removed the key, and server text reaches the terminal only through
+//! [`crate::util::printable`].
 
 use std::borrow::Cow;
 
@@ -43,24 +44,6 @@ pub fn local_file_name(id: &str) -> String {
             &crate::util::digest::sha256_hex(id.as_bytes())[..32]
         )
     }
-}
-
-/// Server text made safe to print: control characters escaped, at most 300 characters kept.
-pub fn printable(text: &str) -> String {
-    const LIMIT: usize = 300;
-    let mut out = String::new();
-    for (n, c) in text.chars().enumerate() {
-        if n == LIMIT {
-            out.push('…');
-            break;
-        }
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// Removes the API key from server bytes: its plain form and its JSON-escaped form, wherever
@@ -288,12 +271,5 @@ mod tests {
                 redacted_plainly(forms, input.as_bytes())
             );
         }
-    }
-
-    #[test]
-    fn printable_text_has_no_control_characters_and_a_bounded_length() {
-        assert_eq!(printable("in_progress"), "in_progress");
-        assert_eq!(printable("a\nb\u{1b}[31m"), "a\\nb\\u{1b}[31m");
-        assert_eq!(printable(&"x".repeat(1000)).chars().count(), 301);
     }
 }

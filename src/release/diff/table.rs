@@ -3,10 +3,10 @@
 //! [`LISTED`] lines, with how many more `--json` holds. Text from the files (ids, categories,
 //! prompts) is printed with its control characters escaped.
 
+use crate::util::printable::printable;
 use std::fmt::Write as _;
 
 use super::{category_label, CategorySide, Diff};
-use crate::runner::untrusted::printable;
 
 /// Lines shown per list; `--json` has them all.
 const LISTED: usize = 20;

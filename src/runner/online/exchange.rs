@@ -7,6 +7,7 @@
 //! server's message; what may pass (429, 5xx, a reset, a cut body) is worth another attempt; and
 //! what no request can get past (a bad key, a wrong URL, a redirect) stops the job.
 
+use crate::util::printable::printable;
 use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
@@ -18,7 +19,7 @@ use crate::config::Api;
 use crate::runner::cache::CacheLine;
 use crate::runner::client::{self, ApiKey, ClientError};
 use crate::runner::ingest::{self, LineOutcome, Storable};
-use crate::runner::untrusted::{self, Redactor};
+use crate::runner::untrusted::Redactor;
 use crate::runner::{BatchError, Failure};
 
 /// The largest completion read: a million generated tokens are a few MB of JSON, and with
@@ -126,7 +127,7 @@ impl Endpoint {
 
     /// Server text made safe to print: the key redacted, control characters escaped, bounded.
     fn printable(&self, text: &str) -> String {
-        untrusted::printable(&String::from_utf8_lossy(&self.redacted(text.as_bytes())))
+        printable(&String::from_utf8_lossy(&self.redacted(text.as_bytes())))
     }
 
     /// Sends `call` once and judges the reply.
@@ -218,7 +219,7 @@ impl Endpoint {
             // Not OpenAI's error shape (FastAPI's `{"detail": …}`, a proxy's page): its start.
             failure.message = String::from_utf8_lossy(&body[..body.len().min(300)]).into_owned();
         }
-        let message = untrusted::printable(&failure.message);
+        let message = printable(&failure.message);
         match code {
             429 | 503 | 529 => Verdict::Transient {
                 message: format!("HTTP {code}: {message}"),
@@ -235,7 +236,7 @@ impl Endpoint {
             })),
             404 => Verdict::Refused(BatchError::OnlineNotFound {
                 url: self.url.clone(),
-                model: untrusted::printable(&call.model),
+                model: printable(&call.model),
                 message,
             }),
             _ => self.answered_failure(call, failure, None),
@@ -269,9 +270,7 @@ impl Endpoint {
                 return Verdict::Transient {
                     message: format!(
                         "HTTP 200 whose body is not a JSON object: {}",
-                        untrusted::printable(&String::from_utf8_lossy(
-                            &body[..body.len().min(200)]
-                        ))
+                        printable(&String::from_utf8_lossy(&body[..body.len().min(200)]))
                     ),
                     overloaded: false,
                 }
@@ -296,8 +295,8 @@ impl Endpoint {
                 status: Some(200),
                 message: format!(
                     "asked for model `{}`, the server answered as `{}`: make the server serve the model under the name the config asks for (vLLM --served-model-name, llama.cpp --alias), or ask for the name it serves",
-                    untrusted::printable(&call.model),
-                    untrusted::printable(&answered_as)
+                    printable(&call.model),
+                    printable(&answered_as)
                 ),
             };
             return self.answered_failure(call, failure, usage.total_tokens);
@@ -341,8 +340,8 @@ impl Endpoint {
         let summary = format!(
             "HTTP {} {}: {}",
             failure.status.unwrap_or(200),
-            untrusted::printable(&failure.code),
-            untrusted::printable(&failure.message)
+            printable(&failure.code),
+            printable(&failure.message)
         );
         let rendered = CacheLine::render(
             call.custom_id.clone(),
