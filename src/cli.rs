@@ -3,6 +3,9 @@
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
+/// The config file read when `--config` is not given.
+pub const DEFAULT_CONFIG: &str = "pipeline.toml";
+
 #[derive(Debug, Parser)]
 #[command(
     name = "saseval-gen",
@@ -11,7 +14,7 @@ use std::path::PathBuf;
 )]
 pub struct Cli {
     /// The pipeline config.
-    #[arg(long, global = true, default_value = "pipeline.toml")]
+    #[arg(long, global = true, default_value = DEFAULT_CONFIG)]
     pub config: PathBuf,
     /// The out dir (overrides release.out_dir).
     #[arg(long, global = true)]

@@ -9,6 +9,7 @@
 //! ├── main.rs     the binary: parse, log, run, exit code
 //! ├── cli.rs      the command line: subcommands, global flags, their help
 //! ├── app.rs      dispatch: load the config, lock the out dir, run the stages
+//! ├── commands/   status, cancel, verify, diff: the commands that run no stage
 //! ├── error.rs    the one error type and the exit codes
 //! ├── ui.rs       the only place that prints
 //! ├── config.rs   pipeline.toml: every setting, checked before any side effect
@@ -22,6 +23,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod commands;
 pub mod config;
 pub mod error;
 pub mod exit;
