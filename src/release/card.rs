@@ -9,8 +9,8 @@ use std::fmt::Write as _;
 use super::dataset::{
     pretty_name, CITATION, LICENSE_FILE, LICENSE_NAME, LICENSE_TERMS, PAPER, TAGS,
 };
+use super::files::REPORT;
 use super::info::{ChangesSince, FlagCounts, ReleaseInfo};
-use super::REPORT;
 use crate::release::schema::{json_number, HubFeature, ReleaseRecord, RowSource, COLUMNS};
 use crate::stages::item::Category;
 use serde_json::Value;

@@ -6,6 +6,7 @@ mod card;
 mod croissant;
 mod dataset;
 pub mod diff;
+pub mod files;
 mod info;
 mod manifest;
 mod report;
@@ -14,6 +15,7 @@ pub mod schema;
 pub(crate) mod test_support;
 pub mod verify;
 
+use files::{CARD, CROISSANT, MANIFEST, REPORT, SUMS};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -74,12 +76,6 @@ fn first_problem(problems: &[Problem]) -> String {
         .map(ToString::to_string)
         .unwrap_or_default()
 }
-
-const MANIFEST: &str = "manifest.json";
-const CARD: &str = "README.md";
-const CROISSANT: &str = "croissant.json";
-pub const REPORT: &str = "report.html";
-const SUMS: &str = "SHA256SUMS";
 
 /// Writes the JSONL, manifest, card, Croissant metadata, license, report and `SHA256SUMS` into
 /// `out_dir` (which must exist), each atomically. The JSONL is verified in memory first, against `info.counts` and

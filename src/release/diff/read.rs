@@ -4,6 +4,7 @@
 //! and left out otherwise. Lines are read with a bound, so a file without newlines is an error
 //! that names it, not an allocation the size of the file.
 
+use crate::release::files::MANIFEST;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -127,7 +128,7 @@ fn prompts_file(dir: &Path) -> Result<PathBuf, DiffError> {
 
 /// The `prompts_file` a folder's `manifest.json` names, when it is a plain file name.
 fn manifest_prompts_file(dir: &Path) -> Option<String> {
-    let file = File::open(dir.join("manifest.json")).ok()?;
+    let file = File::open(dir.join(MANIFEST)).ok()?;
     let mut bytes = Vec::new();
     file.take(MAX_MANIFEST_BYTES).read_to_end(&mut bytes).ok()?;
     let manifest: Value = serde_json::from_slice(&bytes).ok()?;
