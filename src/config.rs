@@ -406,7 +406,7 @@ impl Default for Assemble {
 }
 
 fn default_threshold() -> f64 {
-    0.8
+    crate::quality::dedup::DEFAULT_THRESHOLD
 }
 
 #[derive(Debug, Clone, Deserialize)]

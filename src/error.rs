@@ -17,7 +17,7 @@ use crate::stages::templates::TemplateError;
 use crate::util::jsonl::JsonlError;
 use crate::util::lock::LockError;
 
-pub use crate::exit::{RUNTIME, USAGE};
+use crate::exit::{RUNTIME, USAGE};
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

@@ -10,7 +10,8 @@
 //! ├── cli.rs      the command line: subcommands, global flags, their help
 //! ├── app.rs      dispatch: load the config, lock the out dir, run the stages
 //! ├── commands/   status, cancel, verify, diff: the commands that run no stage
-//! ├── error.rs    the one error type and the exit codes
+//! ├── error.rs    the one error type, each failure mapped to its exit code
+//! ├── exit.rs     the exit codes themselves (import them from here only)
 //! ├── ui.rs       the only place that prints
 //! ├── config.rs   pipeline.toml: every setting, checked before any side effect
 //! ├── stages/     author, repair, audit, assemble: the items, templates and replies they share

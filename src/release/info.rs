@@ -31,8 +31,9 @@ pub struct RepairNumbers {
     pub by_category: BTreeMap<Category, RepairCounts>,
 }
 
-/// How one verifier model's re-solves went (over every numeric candidate it was asked about).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+/// How one verifier model's re-solves went (over every numeric candidate it was asked about):
+/// counted by the repair stage into `repair_summary.json`, stated by the manifest and the card.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct VerifierNumbers {
     /// Replies with a number read off them.
     pub answered: usize,

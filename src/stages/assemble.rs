@@ -17,7 +17,7 @@ use crate::release::diff;
 use crate::release::schema::ReleaseRecord;
 use crate::release::{
     self, AuditNumbers, ChangesSince, DedupNumbers, FlagOutcome, FlaggedItem, PassCount,
-    ReleaseInfo, Shortfall, VerifierNumbers,
+    ReleaseInfo, Shortfall,
 };
 use crate::runner::usage::StageUsage;
 use crate::stages::item::{excerpt, Candidate, Category, Reject};
@@ -975,21 +975,7 @@ pub fn write(
     let repair: Summary = read_json_or_default(&ctx.out(REPAIR_SUMMARY))?;
     let usage: BTreeMap<String, StageUsage> = read_json_or_default(&ctx.out(USAGE))?;
     let author: AuthorSummary = read_json_or_default(&ctx.out(AUTHOR_SUMMARY))?;
-    let verifiers = repair
-        .by_verifier
-        .iter()
-        .map(|(model, v)| {
-            let numbers = VerifierNumbers {
-                answered: v.answered,
-                unparseable: v.unparseable,
-                fell_back: v.fell_back,
-                expr_mismatch: v.expr_mismatch,
-                agreed_with_key: v.agreed_with_key,
-                disagreed_with_key: v.disagreed_with_key,
-            };
-            (model.clone(), numbers)
-        })
-        .collect();
+    let verifiers = repair.by_verifier.clone();
     let info = ReleaseInfo {
         version: config.release.version.clone(),
         date: if config.release.date.is_empty() {

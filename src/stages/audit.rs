@@ -172,7 +172,7 @@ impl ReportLine {
         let key = self.golds.first().map_or("none", String::as_str);
         let answers = self.answers.iter().map(|a| {
             let said = match (&a.answer, &a.error) {
-                (Some(text), _) => crate::stages::item::excerpt(text, 80),
+                (Some(text), _) => crate::stages::item::quote(text),
                 (None, Some(error)) => error.clone(),
                 (None, None) => "no answer".into(),
             };

@@ -123,6 +123,14 @@ pub struct Reject {
     pub excerpt: String,
 }
 
+/// How many characters of a text a message quotes: a rejected item's question, a panel answer.
+pub const QUOTE_CHARS: usize = 80;
+
+/// The first [`QUOTE_CHARS`] characters of `text`, marked when cut, as a message quotes it.
+pub fn quote(text: &str) -> String {
+    excerpt(text, QUOTE_CHARS)
+}
+
 /// The first `max` characters of `text`, marked when cut.
 pub fn excerpt(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {

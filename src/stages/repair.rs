@@ -7,7 +7,7 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::quality::expr;
 use crate::quality::numeric::{self, Quantity};
-use crate::release::{RepairCounts, RepairNumbers};
+use crate::release::{RepairCounts, RepairNumbers, VerifierNumbers};
 use crate::runner::{OutcomeOf, ReplyOutcome, Request, Usage};
 use crate::stages::item::{Candidate, Category};
 use crate::stages::templates::Templates;
@@ -57,23 +57,13 @@ pub struct ReportLine {
     pub new_golds: Option<Vec<String>>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
-pub struct VerifierCounts {
-    pub answered: usize,
-    pub unparseable: usize,
-    pub fell_back: usize,
-    pub expr_mismatch: usize,
-    pub agreed_with_key: usize,
-    pub disagreed_with_key: usize,
-}
-
 /// `repair_summary.json`: the numbers the release card states.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct Summary {
     pub verifiers: Vec<String>,
     pub total: RepairCounts,
     pub by_category: BTreeMap<Category, RepairCounts>,
-    pub by_verifier: BTreeMap<String, VerifierCounts>,
+    pub by_verifier: BTreeMap<String, VerifierNumbers>,
     pub flag_reasons: BTreeMap<String, usize>,
     pub usage: Usage,
 }

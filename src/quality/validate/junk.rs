@@ -6,6 +6,7 @@
 use super::text::{line_label, unbalanced, word_count};
 use super::{reject, Reason, Rejection};
 use crate::quality::grade::norm;
+use crate::stages::item::quote;
 use crate::util::bytescan::contains_ignoring_ascii_case;
 
 /// Placeholder phrases, as the grader normalises them, that a short prompt may consist of.
@@ -76,7 +77,7 @@ pub fn check_placeholder(prompt: &str) -> Result<(), Rejection> {
     match why {
         Some(why) => reject(
             Reason::PlaceholderPrompt,
-            format!("the prompt {:?} is a placeholder: {why}", excerpt(trimmed)),
+            format!("the prompt {:?} is a placeholder: {why}", quote(trimmed)),
         ),
         None => Ok(()),
     }
@@ -176,10 +177,6 @@ pub fn check_complete(prompt: &str) -> Result<(), Rejection> {
     }
 }
 
-fn excerpt(text: &str) -> String {
-    crate::stages::item::excerpt(text, 80)
-}
-
 fn tail(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();
     let from = chars.len().saturating_sub(40);
@@ -272,7 +269,7 @@ mod tests {
         match why {
             Some(why) => reject(
                 Reason::PlaceholderPrompt,
-                format!("the prompt {:?} is a placeholder: {why}", excerpt(trimmed)),
+                format!("the prompt {:?} is a placeholder: {why}", quote(trimmed)),
             ),
             None => Ok(()),
         }

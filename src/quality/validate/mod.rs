@@ -352,7 +352,7 @@ pub fn check_item(
                     format!(
                         "a gold of {:?} is graded present in the question {:?}",
                         item.golds,
-                        crate::stages::item::excerpt(parts.question, 80)
+                        crate::stages::item::quote(parts.question)
                     ),
                 );
             }

@@ -7,6 +7,7 @@ use super::text::{
     is_header_line, line_at, line_before, line_label, units, unwrapped, word_count, Unit,
 };
 use super::{reject, Reason, Rejection};
+use crate::stages::item::quote;
 use std::cell::OnceCell;
 
 /// What a sentence-like unit does.
@@ -303,7 +304,7 @@ impl<'p> Reading<'p> {
                         Reason::QuestionNotLast,
                         format!(
                             "the question {:?} is followed by {following} more word(s); in this category it must come last",
-                            excerpt(unit.text)
+                            quote(unit.text)
                         ),
                     );
                     }
@@ -332,10 +333,6 @@ fn block_of(prompt: &str, unit_start: usize) -> Asked<'_> {
     }
     let text = prompt.get(text_start..).unwrap_or_default().trim();
     Asked { start, text }
-}
-
-fn excerpt(text: &str) -> String {
-    crate::stages::item::excerpt(text, 80)
 }
 
 #[cfg(test)]

@@ -50,7 +50,7 @@ pub enum DiffError {
 impl DiffError {
     /// What the user gave is not a release (exit 2); the machine failed (exit 1).
     pub fn code(&self) -> u8 {
-        use crate::error::{RUNTIME, USAGE};
+        use crate::exit::{RUNTIME, USAGE};
         match self {
             DiffError::Missing { .. }
             | DiffError::NoPromptsFile { .. }
