@@ -6,6 +6,7 @@
 //! Its requests go through the one batch runner, so a crash, a re-run or a changed template
 //! costs only the requests whose outcome is not cached yet.
 
+use super::plan::sampling;
 use super::{Ctx, StageEnd, AUDITED, AUDIT_REPORT, AUDIT_SUMMARY, REPAIRED};
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -55,25 +56,6 @@ impl AuditTemplate {
             template,
             shipped: true,
         })
-    }
-}
-
-/// The sampling of one category's panel requests: the `[audit]` override where set, else the
-/// category's target row (`T`, `p`, `L`), as the benchmark's panel will answer.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Sampling {
-    pub temperature: f64,
-    pub top_p: f64,
-    pub max_tokens: u32,
-}
-
-pub fn sampling(config: &Config, category: Category) -> Sampling {
-    let row = config.category(category).target;
-    let audit = &config.audit;
-    Sampling {
-        temperature: audit.temperature.unwrap_or(row.t),
-        top_p: audit.top_p.unwrap_or(row.p),
-        max_tokens: audit.max_tokens.unwrap_or(row.l),
     }
 }
 

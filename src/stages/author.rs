@@ -2,6 +2,7 @@
 //! templates with a seeded domain rotation, runs them through the batch runner, parses and
 //! validates every item on its own, and tops up short categories in further rounds.
 
+use super::plan::target;
 use super::rounds::{Rounds, Slice};
 use super::{Ctx, StageEnd, AUTHORED, AUTHOR_SUMMARY, REJECTS};
 use crate::config::{Config, Provider, ResponseFormat};
@@ -115,11 +116,6 @@ impl TemplateExamples {
             None => Ok(()),
         }
     }
-}
-
-/// Valid items wanted per category: `per_category × oversample`, rounded up.
-pub fn target(config: &Config) -> usize {
-    (config.release.per_category as f64 * config.author.oversample).ceil() as usize
 }
 
 /// The rotation of domains for one category: a seeded shuffle of `author.domains`.

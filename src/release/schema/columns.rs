@@ -4,7 +4,7 @@
 //! and Croissant's fields are all derived from [`COLUMNS`].
 
 use super::record::{json_number, ReleaseRecord};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// A column's value type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -256,4 +256,16 @@ pub const COLUMNS: [Column; 13] = [
 /// The column named `name`.
 pub fn column(name: &str) -> Option<&'static Column> {
     COLUMNS.iter().find(|column| column.name == name)
+}
+
+impl ReleaseRecord {
+    /// One compact JSON object in the card's field order, numbers spelled as v1 spells them:
+    /// every column of [`COLUMNS`] the record carries.
+    pub fn to_line(&self) -> String {
+        let object: Map<String, Value> = COLUMNS
+            .iter()
+            .filter_map(|column| (column.value)(self).map(|value| (column.name.to_string(), value)))
+            .collect();
+        Value::Object(object).to_string()
+    }
 }

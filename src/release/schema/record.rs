@@ -1,10 +1,10 @@
 //! One line of a release file: the record as the v1 card defines it, built from a candidate and
-//! its category's target row, and written column by column in the card's order.
+//! its category's target row. It is written column by column in the card's order by
+//! [`ReleaseRecord::to_line`], which lives beside the column table in `columns`.
 
-use super::columns::COLUMNS;
 use super::target::TargetRow;
 use crate::stages::item::{Candidate, Category};
-use serde_json::{Map, Number, Value};
+use serde_json::{Number, Value};
 
 /// One line of the release file, exactly the v1 schema.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,16 +47,6 @@ impl ReleaseRecord {
             gold_repaired: candidate.gold_repaired,
             needs_review: candidate.needs_review,
         }
-    }
-
-    /// One compact JSON object in the card's field order, numbers spelled as v1 spells them:
-    /// every column of [`COLUMNS`] the record carries.
-    pub fn to_line(&self) -> String {
-        let object: Map<String, Value> = COLUMNS
-            .iter()
-            .filter_map(|column| (column.value)(self).map(|value| (column.name.to_string(), value)))
-            .collect();
-        Value::Object(object).to_string()
     }
 }
 
