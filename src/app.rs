@@ -2,11 +2,12 @@
 //! the commands that run no stage live in `crate::commands`.
 //! Every failure comes back as `crate::Error`, whose `code()` is the Contract's exit code.
 
-use crate::cli::{AssembleArgs, BatchArgs, Cli, Command};
+use crate::cli::{BatchArgs, Cli, Command};
 use crate::commands;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::runner::{RunOptions, Runner};
+use crate::stages::assemble::AssembleOptions;
 use crate::stages::templates::Templates;
 use crate::stages::{self, Ctx};
 use crate::ui::Printer;
@@ -60,11 +61,13 @@ pub async fn run(cli: Cli, printer: &Printer) -> Result<ExitCode> {
         Command::Status => return commands::status::run(&config, &out_dir, printer),
         Command::Cancel => return commands::cancel::run(&config, &out_dir, printer).await,
         Command::Verify { .. } | Command::Diff { .. } => return Ok(ExitCode::SUCCESS),
-        Command::Author { batch, .. } => (batch.clone(), AssembleArgs::default(), Step::Author),
-        Command::Repair { batch } => (batch.clone(), AssembleArgs::default(), Step::Repair),
-        Command::Audit { batch, .. } => (batch.clone(), AssembleArgs::default(), Step::Audit),
-        Command::Assemble { assemble } => (BatchArgs::default(), assemble.clone(), Step::Assemble),
-        Command::Run { batch, assemble } => (batch.clone(), assemble.clone(), Step::Loop),
+        Command::Author { batch, .. } => (batch.clone(), AssembleOptions::default(), Step::Author),
+        Command::Repair { batch } => (batch.clone(), AssembleOptions::default(), Step::Repair),
+        Command::Audit { batch, .. } => (batch.clone(), AssembleOptions::default(), Step::Audit),
+        Command::Assemble { assemble } => {
+            (BatchArgs::default(), assemble.options(), Step::Assemble)
+        }
+        Command::Run { batch, assemble } => (batch.clone(), assemble.options(), Step::Loop),
     };
     prepare_out_dir(&out_dir)?;
     let _lock = OutLock::acquire(&out_dir, printer)?;
@@ -86,7 +89,7 @@ async fn run_steps(
     out_dir: &Path,
     printer: &Printer,
     batch: &BatchArgs,
-    assemble: &AssembleArgs,
+    assemble: &AssembleOptions,
     step: Step,
 ) -> Result<ExitCode> {
     let templates = match step {

@@ -1,5 +1,6 @@
 //! The command line (the Contract's interface): subcommands, global flags and their help.
 
+use crate::stages::assemble::AssembleOptions;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -112,4 +113,14 @@ pub struct AssembleArgs {
     /// Keep items flagged _needs_review (flagged, as v1 did) instead of replacing them.
     #[arg(long)]
     pub keep_flagged: bool,
+}
+
+impl AssembleArgs {
+    /// The assemble step's options as the command line gives them.
+    pub fn options(&self) -> AssembleOptions {
+        AssembleOptions {
+            excludes: self.excludes.clone(),
+            keep_flagged: self.keep_flagged,
+        }
+    }
 }

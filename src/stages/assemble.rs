@@ -9,7 +9,6 @@ use super::{
     Ctx, AUDITED, AUDIT_REPORT, AUDIT_SUMMARY, AUTHORED, AUTHOR_SUMMARY, REJECTS, REPAIRED,
     REPAIR_REPORT, REPAIR_SUMMARY, USAGE,
 };
-use crate::cli::AssembleArgs;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::quality::dedup::{self, Against, DedupConfig, DupKind, Method};
@@ -883,7 +882,17 @@ fn survival(
         .collect()
 }
 
-pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<()> {
+/// What a command asks of the assemble step beyond the config: the command line's `--exclude`
+/// and `--keep-flagged`, converted by `cli`.
+#[derive(Debug, Clone, Default)]
+pub struct AssembleOptions {
+    /// Earlier release JSONLs; candidates that duplicate or near-duplicate them are dropped.
+    pub excludes: Vec<std::path::PathBuf>,
+    /// Keep flagged items (flagged, as v1 did) instead of replacing them.
+    pub keep_flagged: bool,
+}
+
+pub fn run(ctx: &mut Ctx<'_>, args: &AssembleOptions) -> Result<()> {
     let keep_flagged = args.keep_flagged || ctx.config.assemble.keep_flagged;
     let selection = select(ctx, &args.excludes, keep_flagged)?;
     write(ctx, &args.excludes, selection, "")

@@ -10,9 +10,9 @@ use super::assemble::{self, Selection};
 use super::author::{self, Plan, TemplateExamples};
 use super::rounds::{Evaluation, Round, Rounds, Slice, Standing};
 use super::{audit, repair, Ctx, StageEnd, REJECTS};
-use crate::cli::AssembleArgs;
 use crate::config::Config;
 use crate::error::Result;
+use crate::stages::assemble::AssembleOptions;
 use crate::stages::item::{excerpt, Category, Reject};
 use crate::stages::templates::Templates;
 use crate::stages::yields::{RoundSurvival, Survival};
@@ -41,7 +41,7 @@ fn job(stage: &str, round: usize) -> String {
 pub async fn run(
     ctx: &mut Ctx<'_>,
     templates: &Templates,
-    args: &AssembleArgs,
+    args: &AssembleOptions,
 ) -> Result<StageEnd> {
     let config = ctx.config;
     let keep_flagged = args.keep_flagged || config.assemble.keep_flagged;
