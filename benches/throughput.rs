@@ -3,6 +3,10 @@
 //! category, reading an outcome back from the cache, and near-duplicate search by each method.
 //! Repeated samples give their spread; `benches/scale.rs` measures whole runs and memory.
 
+// A bench writes its inputs directly: the product's file-write rule (Cargo.toml's [lints],
+// clippy.toml) is not its own.
+#![allow(clippy::disallowed_methods)]
+
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use saseval_gen::config::Config;
 use saseval_gen::quality::dedup::{self, DedupConfig, Method};

@@ -143,7 +143,7 @@ fn prepare_out_dir(out_dir: &Path) -> Result<()> {
         path: out_dir.to_path_buf(),
         source,
     })?;
-    let _ = std::fs::remove_file(probe);
+    let _ = crate::util::fsio::remove_if_present(&probe);
     Ok(())
 }
 

@@ -1,8 +1,6 @@
 //! The `saseval-gen` binary: parses the command line, sets up logging, runs, and maps errors to
 //! the Contract's exit codes. All the work lives in the library.
 
-#![warn(clippy::print_stdout, clippy::print_stderr)]
-
 use clap::Parser;
 use saseval_gen::{app, cli::Cli, ui::Printer};
 use std::process::ExitCode;

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use std::collections::hash_map::Entry as Slot;
 use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -181,12 +181,7 @@ impl Cache {
             }
             if buf.last() != Some(&b'\n') {
                 cache.torn_line = Some(cache.lines + 1);
-                let file = OpenOptions::new()
-                    .write(true)
-                    .open(path)
-                    .map_err(|e| cache.io_err(e))?;
-                file.set_len(cache.len_bytes)
-                    .and_then(|()| file.sync_all())
+                crate::util::fsio::truncate_durable(path, cache.len_bytes)
                     .map_err(|e| cache.io_err(e))?;
                 break;
             }

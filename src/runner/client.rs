@@ -732,7 +732,7 @@ impl Finish<Downloaded> for ToFile<'_> {
         let tmp = crate::util::fsio::temp_path(self.dest);
         let result = self.stream(response, &tmp).await;
         if !matches!(result, Attempt::Done(_)) {
-            let _ = std::fs::remove_file(&tmp);
+            let _ = crate::util::fsio::remove_if_present(&tmp);
         }
         result
     }

@@ -284,7 +284,7 @@ impl Writer {
 impl Drop for Writer {
     fn drop(&mut self) {
         if self.file.take().is_some() {
-            let _ = std::fs::remove_file(&self.tmp);
+            let _ = crate::util::fsio::remove_if_present(&self.tmp);
         }
     }
 }

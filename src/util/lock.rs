@@ -2,7 +2,7 @@
 //! same out dir is refused; a lock left by a dead process is taken over.
 
 use crate::ui::Printer;
-use std::io::Write;
+use crate::util::fsio;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -32,16 +32,8 @@ impl OutLock {
             source,
         };
         for _ in 0..3 {
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
-                Ok(mut file) => {
-                    write!(file, "{}", std::process::id()).map_err(io)?;
-                    file.sync_all().map_err(io)?;
-                    return Ok(OutLock { path });
-                }
+            match fsio::create_exclusive(&path, std::process::id().to_string().as_bytes()) {
+                Ok(()) => return Ok(OutLock { path }),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                     let owner = std::fs::read_to_string(&path)
                         .ok()
@@ -59,11 +51,7 @@ impl OutLock {
                                 "taking over the stale lock {} left by a process that is gone",
                                 path.display()
                             ));
-                            match std::fs::remove_file(&path) {
-                                Ok(()) => {}
-                                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                                Err(e) => return Err(io(e)),
-                            }
+                            fsio::remove_if_present(&path).map_err(io)?;
                         }
                     }
                 }
@@ -78,7 +66,7 @@ impl OutLock {
 
 impl Drop for OutLock {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        let _ = fsio::remove_if_present(&self.path);
     }
 }
 
