@@ -16,7 +16,7 @@ use crate::release::diff;
 use crate::release::schema::ReleaseRecord;
 use crate::release::{
     self, AuditNumbers, ChangesSince, DedupNumbers, FlagOutcome, FlaggedItem, PassCount,
-    ReleaseInfo, Shortfall,
+    ReleaseInfo, Shortfall, WrittenRelease,
 };
 use crate::runner::usage::StageUsage;
 use crate::stages::item::{excerpt, Candidate, Category, Reject};
@@ -925,29 +925,13 @@ pub fn write(
         for_each_author_reject(&rejects_path, |reject| Ok(rejects.push(reject)?))?;
     }
     let per_category = config.release.per_category;
-    let mut records = Vec::new();
-    let mut counts = BTreeMap::new();
-    let mut domain_counts: BTreeMap<Category, BTreeMap<String, usize>> = BTreeMap::new();
-    let mut released_flagged: BTreeMap<String, String> = BTreeMap::new();
-    let mut released: Vec<(Category, String)> = Vec::new();
-    for (category, picked) in chosen {
-        counts.insert(category, picked.len());
-        let row = config.category(category).target;
-        for entry in picked {
-            let item: Candidate = file.read(scanned.entries[entry as usize].span)?;
-            *domain_counts
-                .entry(category)
-                .or_default()
-                .entry(item.domain.clone())
-                .or_default() += 1;
-            let id = format!("{}-{:04}", config.release.id_prefix, records.len() + 1);
-            if item.needs_review {
-                released_flagged.insert(item.id.clone(), id.clone());
-            }
-            released.push((category, item.id.clone()));
-            records.push(ReleaseRecord::new(id, &item, &row));
-        }
-    }
+    let Picked {
+        records,
+        counts,
+        domain_counts,
+        released_flagged,
+        released,
+    } = records_of(config, &file, &scanned, chosen)?;
     let audit_report: Vec<ReportLine> = match audit_summary {
         Some(_) => read_jsonl_or_empty(&ctx.out(AUDIT_REPORT))?,
         None => Vec::new(),
@@ -964,15 +948,7 @@ pub fn write(
         &dropped_reasons,
         &released_flagged,
     );
-    for dropped in &filtered.dropped {
-        let item: Candidate = file.read(scanned.entries[dropped.entry as usize].span)?;
-        rejects.push(&assemble_reject(
-            &item,
-            dropped.reason,
-            dropped.detail.clone(),
-            dropped.collided_with.clone(),
-        ))?;
-    }
+    push_dropped(&mut rejects, &file, &scanned, &filtered)?;
     rejects.commit()?;
     if !shortfall.is_empty() && !config.assemble.allow_short {
         return Err(Error::ShortRelease {
@@ -1024,10 +1000,92 @@ pub fn write(
         earlier: changes_since(config, excludes, &records)?,
     };
     let written = release::write_release(ctx.out_dir(), &records, &info)?;
+    ctx.printer
+        .out(written_summary(ctx, &written, &info, records.len()));
+    Ok(())
+}
+
+/// The release records of the chosen entries, in category order, and what the manifest counts
+/// of them.
+struct Picked {
+    records: Vec<ReleaseRecord>,
+    counts: BTreeMap<Category, usize>,
+    domain_counts: BTreeMap<Category, BTreeMap<String, usize>>,
+    /// The flagged items released (with `--keep-flagged`): item id to record id.
+    released_flagged: BTreeMap<String, String>,
+    released: Vec<(Category, String)>,
+}
+
+/// Reads the chosen entries back and numbers them as release records.
+fn records_of(
+    config: &Config,
+    file: &SpanReader,
+    scanned: &Scanned,
+    chosen: Vec<(Category, Vec<u32>)>,
+) -> Result<Picked> {
+    let mut picked = Picked {
+        records: Vec::new(),
+        counts: BTreeMap::new(),
+        domain_counts: BTreeMap::new(),
+        released_flagged: BTreeMap::new(),
+        released: Vec::new(),
+    };
+    for (category, entries) in chosen {
+        picked.counts.insert(category, entries.len());
+        let row = config.category(category).target;
+        for entry in entries {
+            let item: Candidate = file.read(scanned.entries[entry as usize].span)?;
+            *picked
+                .domain_counts
+                .entry(category)
+                .or_default()
+                .entry(item.domain.clone())
+                .or_default() += 1;
+            let id = format!(
+                "{}-{:04}",
+                config.release.id_prefix,
+                picked.records.len() + 1
+            );
+            if item.needs_review {
+                picked.released_flagged.insert(item.id.clone(), id.clone());
+            }
+            picked.released.push((category, item.id.clone()));
+            picked.records.push(ReleaseRecord::new(id, &item, &row));
+        }
+    }
+    Ok(picked)
+}
+
+/// Adds a reject line for every candidate the filters dropped.
+fn push_dropped(
+    rejects: &mut crate::util::jsonl::Writer,
+    file: &SpanReader,
+    scanned: &Scanned,
+    filtered: &Filtered,
+) -> Result<()> {
+    for dropped in &filtered.dropped {
+        let item: Candidate = file.read(scanned.entries[dropped.entry as usize].span)?;
+        rejects.push(&assemble_reject(
+            &item,
+            dropped.reason,
+            dropped.detail.clone(),
+            dropped.collided_with.clone(),
+        ))?;
+    }
+    Ok(())
+}
+
+/// What `assemble` says it wrote and dropped.
+fn written_summary(
+    ctx: &Ctx<'_>,
+    written: &WrittenRelease,
+    info: &ReleaseInfo,
+    records: usize,
+) -> String {
     let mut lines = vec![format!(
         "assemble: wrote {} ({} records, sha256 {}) with SHA256SUMS, manifest.json, README.md, croissant.json, LICENSE.md and report.html in {}",
         written.jsonl_name,
-        records.len(),
+        records,
         written.sha256,
         ctx.out_dir().display()
     )];
@@ -1045,8 +1103,7 @@ pub fn write(
             describe_shortfall(s)
         ));
     }
-    ctx.printer.out(lines.join("\n"));
-    Ok(())
+    lines.join("\n")
 }
 
 /// What changed since each `--exclude` release, for the card's Changelog: the `diff` of it and
