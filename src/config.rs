@@ -654,7 +654,24 @@ impl Config {
         Ok(())
     }
 
+    /// Every check, table by table; the first that fails names its key.
     fn check(&self) -> Result<(), String> {
+        self.check_release()?;
+        self.check_api()?;
+        self.check_online()?;
+        self.check_local()?;
+        self.check_author()?;
+        self.check_repair()?;
+        self.check_audit()?;
+        self.check_local_models()?;
+        self.check_assemble()?;
+        self.check_prices()?;
+        self.check_categories()
+    }
+
+    /// Checks the `[release]` table: a version usable in a file name, the size, the ids and the
+    /// date.
+    fn check_release(&self) -> Result<(), String> {
         let r = &self.release;
         require(
             !r.version.trim().is_empty(),
@@ -679,6 +696,12 @@ impl Config {
             "release.date",
             "a date as YYYY-MM-DD, or \"\" for today",
         )?;
+        Ok(())
+    }
+
+    /// Checks the `[api]` table: the batch limits, timeouts and retries, and the endpoint the
+    /// key may go to.
+    fn check_api(&self) -> Result<(), String> {
         let a = &self.api;
         seconds(
             a.poll_interval_secs,
@@ -740,6 +763,11 @@ impl Config {
             }
             Provider::Local | Provider::File => {}
         }
+        Ok(())
+    }
+
+    /// Checks the `[online]` table: concurrency and the optional rate ceilings.
+    fn check_online(&self) -> Result<(), String> {
         let o = &self.online;
         whole(o.concurrency, "online.concurrency", 1, MAX_CONCURRENCY)?;
         if let Some(rpm) = o.rpm {
@@ -748,6 +776,11 @@ impl Config {
         if let Some(tpm) = o.tpm {
             per_minute(tpm, "online.tpm", "tokens")?;
         }
+        Ok(())
+    }
+
+    /// Checks the `[local]` table: threads, model names, the KV cache's size and the chat template.
+    fn check_local(&self) -> Result<(), String> {
         let l = &self.local;
         whole(l.threads, "local.threads", 1, 1024)?;
         for (name, path) in &l.models {
@@ -772,6 +805,11 @@ impl Config {
             "local.chat_template",
             "a llama.cpp template name or a Jinja template (no NUL characters, at most 64 KB), or \"\" for the model's own",
         )?;
+        Ok(())
+    }
+
+    /// Checks the `[author]` table: the model, sampling, rounds, cost guard and domains.
+    fn check_author(&self) -> Result<(), String> {
         let au = &self.author;
         model_name(&au.model, "author.model")?;
         number(au.temperature, "author.temperature", 0.0, 2.0)?;
@@ -793,6 +831,12 @@ impl Config {
             "author.domains",
             "non-empty domain names",
         )?;
+        Ok(())
+    }
+
+    /// Checks the `[repair]` table: one or more distinct verifier models, their sampling and
+    /// cost guard.
+    fn check_repair(&self) -> Result<(), String> {
         let rp = &self.repair;
         require(
             !rp.models.is_empty(),
@@ -811,14 +855,22 @@ impl Config {
             "repair.models",
             "distinct model names",
         )?;
-        self.check_audit()?;
-        self.check_local_models()?;
+        Ok(())
+    }
+
+    /// Checks `[assemble]`: the near-duplicate threshold is a similarity in (0, 1].
+    fn check_assemble(&self) -> Result<(), String> {
         require(
             (0.0..=1.0).contains(&self.assemble.near_dup_threshold)
                 && self.assemble.near_dup_threshold > 0.0,
             "assemble.near_dup_threshold",
             "a Jaccard similarity in (0, 1]",
         )?;
+        Ok(())
+    }
+
+    /// Checks `[prices]`: every model's prices per million tokens.
+    fn check_prices(&self) -> Result<(), String> {
         for (model, price) in &self.prices {
             let key = format!("prices.\"{model}\"");
             number(
@@ -834,6 +886,12 @@ impl Config {
                 MAX_PRICE,
             )?;
         }
+        Ok(())
+    }
+
+    /// Checks every `[categories.<name>]` table: its target row, items per request and
+    /// limits.
+    fn check_categories(&self) -> Result<(), String> {
         for category in Category::ALL {
             let key = format!("categories.{category}");
             let table = self.category(category);
