@@ -1282,6 +1282,124 @@ mod tests {
         Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
     }
 
+    /// The field names a `Deserialize` type asks for: serde hands them to `deserialize_struct`,
+    /// which this deserializer records before refusing to go on.
+    fn field_names<'de, T: Deserialize<'de>>() -> &'static [&'static str] {
+        struct Fields(&'static [&'static str]);
+        impl<'de> serde::Deserializer<'de> for &mut Fields {
+            type Error = serde::de::value::Error;
+            fn deserialize_any<V: serde::de::Visitor<'de>>(
+                self,
+                _: V,
+            ) -> Result<V::Value, Self::Error> {
+                Err(serde::de::Error::custom("not a struct"))
+            }
+            fn deserialize_struct<V: serde::de::Visitor<'de>>(
+                self,
+                _: &'static str,
+                fields: &'static [&'static str],
+                _: V,
+            ) -> Result<V::Value, Self::Error> {
+                self.0 = fields;
+                Err(serde::de::Error::custom("fields read"))
+            }
+            serde::forward_to_deserialize_any! {
+                bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+                byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map enum
+                identifier ignored_any
+            }
+        }
+        let mut fields = Fields(&[]);
+        let _ = T::deserialize(&mut fields);
+        fields.0
+    }
+
+    /// Whether `pipeline.toml` sets `key` in a table `in_section` accepts or names it in a
+    /// comment: the dotted `section.key` anywhere, a comment among the table's lines, or one in
+    /// the comment block right above the table's header.
+    fn documented(text: &str, section: &str, in_section: impl Fn(&str) -> bool, key: &str) -> bool {
+        let names = |line: &str| {
+            line.match_indices(key).any(|(at, _)| {
+                let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+                !line[..at].ends_with(word) && !line[at + key.len()..].starts_with(word)
+            })
+        };
+        if text.contains(&format!("{section}.{key}")) {
+            return true;
+        }
+        let (mut current, mut block) = (String::new(), Vec::new());
+        for line in text.lines().map(str::trim) {
+            if let Some(header) = line.strip_prefix('[') {
+                current = header.split(']').next().unwrap_or_default().to_string();
+                if in_section(&current) && block.iter().any(|comment: &&str| names(comment)) {
+                    return true;
+                }
+                block.clear();
+            } else if let Some(comment) = line.strip_prefix('#') {
+                block.push(comment);
+                if in_section(&current) && names(comment) {
+                    return true;
+                }
+            } else if !line.is_empty() {
+                block.clear();
+                let setting = line.split('=').next().unwrap_or_default().trim();
+                if in_section(&current) && setting == key {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    #[test]
+    fn every_config_key_is_set_or_described_in_pipeline_toml() {
+        let text = std::fs::read_to_string(repo_file("pipeline.toml")).unwrap();
+        let sections: [(&str, &[&str]); 9] = [
+            ("release", field_names::<Release>()),
+            ("api", field_names::<Api>()),
+            ("local", field_names::<Local>()),
+            ("online", field_names::<Online>()),
+            ("author", field_names::<Author>()),
+            ("repair", field_names::<Repair>()),
+            ("audit", field_names::<Audit>()),
+            ("assemble", field_names::<Assemble>()),
+            ("prices", field_names::<Price>()),
+        ];
+        let categories: Vec<&str> = TargetRow::KEYS
+            .iter()
+            .chain(&AUTHORING_KEYS)
+            .copied()
+            .collect();
+        assert_eq!(
+            field_names::<Config>(),
+            [
+                sections.iter().map(|(name, _)| *name).collect::<Vec<_>>(),
+                vec!["categories"]
+            ]
+            .concat(),
+            "a new table of Config needs its line in this test"
+        );
+        let mut missing = Vec::new();
+        let categories = ("categories", &categories[..]);
+        for (section, fields) in sections.iter().chain([&categories]) {
+            assert!(!fields.is_empty(), "{section}: no fields read");
+            // `[prices."<model>"]` and `[categories.<name>]` are tables of tables.
+            let nested = matches!(*section, "prices" | "categories");
+            let in_section = |name: &str| {
+                name == *section || (nested && name.starts_with(&format!("{section}.")))
+            };
+            for key in fields.iter() {
+                if !documented(&text, section, in_section, key) {
+                    missing.push(format!("{section}.{key}"));
+                }
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "pipeline.toml neither sets nor describes these keys: {missing:?}"
+        );
+    }
+
     #[test]
     fn shipped_configs_load_and_resolve_paths_next_to_the_file() {
         for name in ["pipeline.toml", "pipeline.local.toml"] {
