@@ -1,6 +1,6 @@
-//! Command dispatch: loads the config, takes the out-dir lock and runs the requested stage(s);
-//! the commands that run no stage live in `crate::commands`.
-//! Every failure comes back as `crate::Error`, whose `code()` is the Contract's exit code.
+//! Command dispatch: loads the config, takes the out-dir lock and runs the requested stage(s); the
+//! commands that run no stage live in `crate::commands`. Every failure comes back as
+//! `crate::Error`, whose `code()` is the exit code of the Contract (README.md).
 
 use crate::cli::{BatchArgs, Cli, Command};
 use crate::commands;

@@ -1,4 +1,5 @@
-//! The command line (the Contract's interface): subcommands, global flags and their help.
+//! The command line (the interface of the Contract, README.md): subcommands, global flags and their
+//! help.
 
 use crate::stages::assemble::AssembleOptions;
 use clap::{Args, Parser, Subcommand};

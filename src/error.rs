@@ -1,6 +1,7 @@
 //! The one error type every command returns, defined below the stages. Each variant carries the
-//! data its message needs, and [`Error::code`] is the Contract's exit code in one exhaustive
-//! match, so a new failure has to be given its code: it cannot fall through to a default.
+//! data its message needs, and [`Error::code`] is the exit code of the Contract (README.md) in one
+//! exhaustive match, so a new failure has to be given its code: it cannot fall through to a
+//! default.
 
 use std::path::PathBuf;
 
@@ -134,7 +135,7 @@ macro_rules! through_batch_error {
 through_batch_error!(ClientError, CacheError, JournalError);
 
 impl Error {
-    /// The Contract's exit code: 2 for usage and configuration problems, else 1.
+    /// The exit code of the Contract (README.md): 2 for usage and configuration problems, else 1.
     pub fn code(&self) -> u8 {
         match self {
             Error::Config(_)

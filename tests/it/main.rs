@@ -1,6 +1,6 @@
 //! The one integration-test binary: drives the real `saseval-gen` binary through the Contract
-//! (CLI, config keys, files in the out dir, exit codes) against a fake Batch API on loopback
-//! (`saseval_testkit::fake_api`, answering with `saseval_testkit::replies`).
+//! (README.md) (CLI, config keys, files in the out dir, exit codes) against a fake Batch API on
+//! loopback (`saseval_testkit::fake_api`, answering with `saseval_testkit::replies`).
 //!
 //! One binary, so it is built and linked once; a module per topic. The first three are what the
 //! topics share: `world` (a test's out dir and command line, `World` and `Run`), `responders`
