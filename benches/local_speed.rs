@@ -21,6 +21,10 @@
 //! `--parallel`) to `$SASEVAL_BENCH_OUT` (default `target/bench`). The model is
 //! `$SASEVAL_TEST_MODEL`, else the bundled SmolLM2-135M.
 
+// A bench prints its table and writes its inputs and results directly: the product's output and
+// file-write rules (Cargo.toml's [lints]) are not its own.
+#![allow(clippy::print_stdout, clippy::print_stderr, clippy::disallowed_methods)]
+
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -34,10 +38,10 @@ use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::{send_logs_to_tracing, LogOptions};
-use saseval_gen::batch::local::{LocalEngine, LocalSettings, Timing};
 use saseval_gen::config::Config;
+use saseval_gen::runner::local::{LocalEngine, LocalSettings, Timing};
 use saseval_gen::stages::author::plan_round0;
-use saseval_gen::templates::Templates;
+use saseval_gen::stages::templates::Templates;
 use serde_json::{json, Value};
 
 /// Thread counts measured by a full run; `--quick` measures only [`QUICK_THREADS`].

@@ -12,16 +12,20 @@
 //! `cargo bench --bench scale` runs every case; `-- --quick` skips the two 1M-candidate
 //! assembles and the largest agreement size. Generated inputs are kept under `target/bench/work`.
 
-use saseval_gen::batch::cache::Cache;
-use saseval_gen::batch::ingest::{ingest_file, NamedBadLines};
-use saseval_gen::batch::{CostGuard, Request, RunOptions, Runner};
+// A bench prints its table and writes its inputs and results directly: the product's output and
+// file-write rules (Cargo.toml's [lints]) are not its own.
+#![allow(clippy::print_stdout, clippy::print_stderr, clippy::disallowed_methods)]
+
 use saseval_gen::config::Config;
-use saseval_gen::dedup::{self, DedupConfig, Method};
-use saseval_gen::jsonl;
-use saseval_gen::record::Candidate;
+use saseval_gen::quality::dedup::{self, DedupConfig, Method};
+use saseval_gen::runner::cache::Cache;
+use saseval_gen::runner::ingest::{ingest_file, NamedBadLines};
+use saseval_gen::runner::{CostGuard, Request, RunOptions, Runner};
 use saseval_gen::stages::author;
-use saseval_gen::templates::Templates;
+use saseval_gen::stages::item::Candidate;
+use saseval_gen::stages::templates::Templates;
 use saseval_gen::ui::Printer;
+use saseval_gen::util::jsonl;
 use saseval_testkit::fake_online::FakeOnline;
 use saseval_testkit::{fake_api, synth};
 use serde_json::{json, Value};
@@ -771,7 +775,7 @@ fn run_online(
     config: &Config,
     dir: &Path,
     batch: &[Request],
-) -> BenchResult<saseval_gen::batch::JobResult> {
+) -> BenchResult<saseval_gen::runner::JobResult> {
     let run = fresh(dir)?;
     let printer = Printer { quiet: true };
     let guard = CostGuard::new(f64::INFINITY, "author.max_cost_usd", 0.0);

@@ -3,15 +3,19 @@
 //! category, reading an outcome back from the cache, and near-duplicate search by each method.
 //! Repeated samples give their spread; `benches/scale.rs` measures whole runs and memory.
 
+// A bench writes its inputs directly: the product's file-write rule (Cargo.toml's [lints],
+// clippy.toml) is not its own.
+#![allow(clippy::disallowed_methods)]
+
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use saseval_gen::batch::cache::Cache;
-use saseval_gen::batch::ingest::{ingest_file, NamedBadLines};
 use saseval_gen::config::Config;
-use saseval_gen::dedup::{self, DedupConfig, Method};
-use saseval_gen::jsonl;
+use saseval_gen::quality::dedup::{self, DedupConfig, Method};
+use saseval_gen::quality::validate::{self, Rules};
+use saseval_gen::runner::cache::Cache;
+use saseval_gen::runner::ingest::{ingest_file, NamedBadLines};
 use saseval_gen::stages::author;
-use saseval_gen::templates::Templates;
-use saseval_gen::validate::{self, Rules};
+use saseval_gen::stages::templates::Templates;
+use saseval_gen::util::jsonl;
 use saseval_testkit::synth;
 use std::hint::black_box;
 use std::time::Duration;
@@ -103,7 +107,8 @@ fn replies_by_category(c: &mut Criterion) {
         group.throughput(Throughput::Bytes(reply.len() as u64));
         group.bench_function(request.category.name(), |b| {
             b.iter(|| {
-                let parsed = saseval_gen::reply::parse_items(black_box(&reply)).expect("parses");
+                let parsed =
+                    saseval_gen::stages::reply::parse_items(black_box(&reply)).expect("parses");
                 parsed
                     .items
                     .iter()

@@ -1,16 +1,17 @@
-//! Command dispatch: loads the config, takes the out-dir lock and runs the requested stage(s).
-//! Every failure comes back as `crate::Error`, whose `code()` is the Contract's exit code.
+//! Command dispatch: loads the config, takes the out-dir lock and runs the requested stage(s); the
+//! commands that run no stage live in `crate::commands`. Every failure comes back as
+//! `crate::Error`, whose `code()` is the exit code of the Contract (README.md).
 
-use crate::batch::journal::{Journal, Stage};
-use crate::batch::{RunOptions, Runner, StateDir};
-use crate::cli::{AssembleArgs, BatchArgs, Cli, Command};
-use crate::config::{Config, Provider};
+use crate::cli::{BatchArgs, Cli, Command};
+use crate::commands;
+use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::lock::OutLock;
-use crate::record::Category;
+use crate::runner::{RunOptions, Runner};
+use crate::stages::assemble::AssembleOptions;
+use crate::stages::templates::Templates;
 use crate::stages::{self, Ctx};
-use crate::templates::Templates;
 use crate::ui::Printer;
+use crate::util::lock::OutLock;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -20,10 +21,10 @@ pub async fn run(cli: Cli, printer: &Printer) -> Result<ExitCode> {
         check_actions,
     } = &cli.command
     {
-        return verify(&cli, path, *check_actions, printer);
+        return commands::verify::run(&cli, path, *check_actions, printer);
     }
     if let Command::Diff { a, b, json } = &cli.command {
-        return diff(&cli, a, b, *json, printer);
+        return commands::diff::run(&cli, a, b, *json, printer);
     }
     let config = Config::load(&cli.config, &cli.overrides)?;
     let out_dir = cli
@@ -57,14 +58,16 @@ pub async fn run(cli: Cli, printer: &Printer) -> Result<ExitCode> {
             printer.out(stages::audit::dry_run(&config, &out_dir)?);
             return Ok(ExitCode::SUCCESS);
         }
-        Command::Status => return status(&config, &out_dir, printer),
-        Command::Cancel => return cancel(&config, &out_dir, printer).await,
+        Command::Status => return commands::status::run(&config, &out_dir, printer),
+        Command::Cancel => return commands::cancel::run(&config, &out_dir, printer).await,
         Command::Verify { .. } | Command::Diff { .. } => return Ok(ExitCode::SUCCESS),
-        Command::Author { batch, .. } => (batch.clone(), AssembleArgs::default(), Step::Author),
-        Command::Repair { batch } => (batch.clone(), AssembleArgs::default(), Step::Repair),
-        Command::Audit { batch, .. } => (batch.clone(), AssembleArgs::default(), Step::Audit),
-        Command::Assemble { assemble } => (BatchArgs::default(), assemble.clone(), Step::Assemble),
-        Command::Run { batch, assemble } => (batch.clone(), assemble.clone(), Step::Loop),
+        Command::Author { batch, .. } => (batch.clone(), AssembleOptions::default(), Step::Author),
+        Command::Repair { batch } => (batch.clone(), AssembleOptions::default(), Step::Repair),
+        Command::Audit { batch, .. } => (batch.clone(), AssembleOptions::default(), Step::Audit),
+        Command::Assemble { assemble } => {
+            (BatchArgs::default(), assemble.options(), Step::Assemble)
+        }
+        Command::Run { batch, assemble } => (batch.clone(), assemble.options(), Step::Loop),
     };
     prepare_out_dir(&out_dir)?;
     let _lock = OutLock::acquire(&out_dir, printer)?;
@@ -86,7 +89,7 @@ async fn run_steps(
     out_dir: &Path,
     printer: &Printer,
     batch: &BatchArgs,
-    assemble: &AssembleArgs,
+    assemble: &AssembleOptions,
     step: Step,
 ) -> Result<ExitCode> {
     let templates = match step {
@@ -136,236 +139,12 @@ fn prepare_out_dir(out_dir: &Path) -> Result<()> {
         source,
     })?;
     let probe = out_dir.join(".saseval.write-test");
-    crate::fsio::create_temp(&probe).map_err(|source| Error::OutDirNotWritable {
+    crate::util::fsio::create_temp(&probe).map_err(|source| Error::OutDirNotWritable {
         path: out_dir.to_path_buf(),
         source,
     })?;
-    let _ = std::fs::remove_file(probe);
+    let _ = crate::util::fsio::remove_if_present(&probe);
     Ok(())
-}
-
-/// `status`: every job of the out dir from its journal (no network), and what a re-run does next.
-fn status(config: &Config, out_dir: &Path, printer: &Printer) -> Result<ExitCode> {
-    let state = StateDir::new(out_dir);
-    let journals = Journal::load_all(&state.journal_dir())?;
-    if journals.is_empty() {
-        printer.out(format!(
-            "{}: no jobs yet (run `saseval-gen author` or `saseval-gen run`)",
-            out_dir.display()
-        ));
-        return Ok(ExitCode::SUCCESS);
-    }
-    let mut lines = vec![format!(
-        "out dir {} (provider {}):",
-        out_dir.display(),
-        config.api.provider
-    )];
-    for journal in &journals {
-        lines.push(format!("job {}:", journal.job));
-        for sub in &journal.submissions {
-            let counts = sub
-                .counts()
-                .map(|c| format!("{}/{} done, {} failed", c.completed, c.total, c.failed))
-                .unwrap_or_else(|| format!("{} requests", sub.requests));
-            let next = match sub.stage {
-                Stage::Planned => "next: upload (after checking the server for this file)",
-                Stage::Uploaded { .. } => {
-                    "next: create the batch (after looking for one with this fingerprint)"
-                }
-                Stage::Created(_) => "next: poll until it finishes, then collect",
-                Stage::Finished(_) => "next: download and collect its results",
-                Stage::Collected(_) | Stage::Imported => "done",
-                Stage::Abandoned { .. } => "dropped before submission",
-                Stage::Exported => "next: waiting for --import of its results",
-            };
-            lines.push(format!(
-                "  #{:<3} {:<10} batch {:<28} {:<11} {:<28} model {} — {next}",
-                sub.seq,
-                sub.stage.name(),
-                sub.batch_id().unwrap_or("-"),
-                sub.status().map_or("-", |s| s.as_str()),
-                counts,
-                sub.model
-            ));
-        }
-    }
-    let cache = crate::batch::cache::Cache::open(&state.cache())?;
-    if let Some(line) = cache.torn_line() {
-        printer.warn(format!(
-            "{}: cut off its torn last line {line}, left by a crash; a re-run collects that outcome again",
-            state.cache().display()
-        ));
-    }
-    lines.push(format!("response cache: {} result(s)", cache.len()));
-    lines.extend(loop_status(config, out_dir)?);
-    printer.out(lines.join("\n"));
-    Ok(ExitCode::SUCCESS)
-}
-
-/// The loop's round and each category's survivors against what the release needs.
-fn loop_status(config: &Config, out_dir: &Path) -> Result<Vec<String>> {
-    let rounds = stages::rounds::Rounds::load(out_dir)?;
-    let Some(current) = rounds.rounds.last() else {
-        return Ok(Vec::new());
-    };
-    let mut lines = vec![format!(
-        "loop: round {} of at most {} (author.max_rounds)",
-        current.round, config.author.max_rounds
-    )];
-    let Some((evaluated, evaluation)) = rounds.latest() else {
-        lines.push(
-            "  no round evaluated yet: its items are still being authored, repaired or audited"
-                .into(),
-        );
-        return Ok(lines);
-    };
-    lines.push(format!(
-        "  after round {evaluated}: survivors / needed per category"
-    ));
-    for (category, standing) in &evaluation.categories {
-        let state = if standing.survivors >= standing.needed {
-            "full".to_string()
-        } else if standing.stopped {
-            "short; stopped (survival near zero)".to_string()
-        } else {
-            match current.plan.get(category) {
-                Some(slice) if current.round > evaluated => {
-                    format!(
-                        "short; round {} asks {} request(s)",
-                        current.round, slice.requests
-                    )
-                }
-                _ => "short".to_string(),
-            }
-        };
-        lines.push(format!(
-            "  {:<20} {:>6}/{:<6} {state}",
-            category.name(),
-            standing.survivors,
-            standing.needed
-        ));
-    }
-    Ok(lines)
-}
-
-/// `cancel`: asks the server to cancel every running batch of this out dir. A re-run then
-/// collects what they completed and submits only the rest.
-async fn cancel(config: &Config, out_dir: &Path, printer: &Printer) -> Result<ExitCode> {
-    if !matches!(config.api.provider, Provider::Groq | Provider::Openai) {
-        printer.out(format!(
-            "provider {}: there are no remote batches to cancel",
-            config.api.provider
-        ));
-        return Ok(ExitCode::SUCCESS);
-    }
-    let state = StateDir::new(out_dir);
-    let running: Vec<(String, String)> = Journal::load_all(&state.journal_dir())?
-        .iter()
-        .flat_map(|j| {
-            j.submissions
-                .iter()
-                .filter_map(|s| match &s.stage {
-                    Stage::Created(running) => Some((j.job.clone(), running.batch_id.clone())),
-                    _ => None,
-                })
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    if running.is_empty() {
-        printer.out("no running batches in this out dir");
-        return Ok(ExitCode::SUCCESS);
-    }
-    let client = crate::batch::client::Client::new(&config.api, printer)?;
-    for (job, id) in running {
-        let batch = client.cancel_batch(&id).await?;
-        printer.out(format!("job {job}: batch {id} is {}", batch.status));
-    }
-    printer.out("re-run the stage to collect what completed; only the rest is resubmitted");
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `verify <file-or-dir>`: a folder is checked against its manifest, a file against the
-/// config's `release.per_category`; `--check-actions` also compares our five target rows.
-fn verify(cli: &Cli, path: &Path, check_actions: bool, printer: &Printer) -> Result<ExitCode> {
-    let config = if path.is_file() || check_actions {
-        Some(Config::load(&cli.config, &cli.overrides)?)
-    } else {
-        None
-    };
-    let options = crate::verify::VerifyOptions {
-        our_rows: match (&config, check_actions) {
-            (Some(c), true) => Some(
-                Category::ALL
-                    .into_iter()
-                    .map(|cat| (cat, c.category(cat).target))
-                    .collect(),
-            ),
-            _ => None,
-        },
-    };
-    let per_category = config.as_ref().map_or(0, |c| c.release.per_category);
-    let report = crate::verify::verify_path(path, per_category, &options)?;
-    let target = path;
-    if report.problems.is_empty() {
-        let counts: Vec<String> = report
-            .counts
-            .iter()
-            .map(|(c, n)| format!("{c} {n}"))
-            .collect();
-        let by_category = if counts.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", counts.join(", "))
-        };
-        let mut msg = format!(
-            "verify: {} OK — {} records{by_category}, sha256 {}",
-            target.display(),
-            report.records,
-            report.sha256
-        );
-        if report.lacking_stale > 0 {
-            msg.push_str(&format!(
-                "\n  note: {} memory record(s) carry durable without stale (v1's looser format; accepted)",
-                report.lacking_stale
-            ));
-        }
-        printer.out(msg);
-        return Ok(ExitCode::SUCCESS);
-    }
-    let mut lines = vec![format!(
-        "verify: {} has {} problem(s):",
-        target.display(),
-        report.problems.len()
-    )];
-    lines.extend(report.problems.iter().map(|p| format!("  {p}")));
-    printer.out(lines.join("\n"));
-    Ok(ExitCode::from(crate::exit::RUNTIME))
-}
-
-/// `diff A B`: compares two releases and prints a table or `--json`. The near-duplicate threshold
-/// is the config's `assemble.near_dup_threshold`; without a config file (the default
-/// `pipeline.toml` absent, no `--config` or `--set` given) it is the default assemble uses.
-fn diff(cli: &Cli, a: &Path, b: &Path, json: bool, printer: &Printer) -> Result<ExitCode> {
-    let config_given = cli.config != Path::new("pipeline.toml") || !cli.overrides.is_empty();
-    let threshold = if config_given || cli.config.exists() {
-        Config::load(&cli.config, &cli.overrides)?
-            .assemble
-            .near_dup_threshold
-    } else {
-        crate::dedup::DEFAULT_THRESHOLD
-    };
-    let (a, b) = (crate::diff::read_release(a)?, crate::diff::read_release(b)?);
-    let found = crate::diff::diff(&a, &b, threshold)?;
-    if json {
-        let text = serde_json::to_string_pretty(&found).map_err(|source| Error::Serialise {
-            what: "the diff",
-            source,
-        })?;
-        printer.out(text);
-    } else {
-        printer.out(crate::diff::render_table(&found).trim_end());
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 #[cfg(test)]

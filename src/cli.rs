@@ -1,7 +1,12 @@
-//! The command line (the Contract's interface): subcommands, global flags and their help.
+//! The command line (the interface of the Contract, README.md): subcommands, global flags and their
+//! help.
 
+use crate::stages::assemble::AssembleOptions;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
+
+/// The config file read when `--config` is not given.
+pub const DEFAULT_CONFIG: &str = "pipeline.toml";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -11,7 +16,7 @@ use std::path::PathBuf;
 )]
 pub struct Cli {
     /// The pipeline config.
-    #[arg(long, global = true, default_value = "pipeline.toml")]
+    #[arg(long, global = true, default_value = DEFAULT_CONFIG)]
     pub config: PathBuf,
     /// The out dir (overrides release.out_dir).
     #[arg(long, global = true)]
@@ -109,4 +114,14 @@ pub struct AssembleArgs {
     /// Keep items flagged _needs_review (flagged, as v1 did) instead of replacing them.
     #[arg(long)]
     pub keep_flagged: bool,
+}
+
+impl AssembleArgs {
+    /// The assemble step's options as the command line gives them.
+    pub fn options(&self) -> AssembleOptions {
+        AssembleOptions {
+            excludes: self.excludes.clone(),
+            keep_flagged: self.keep_flagged,
+        }
+    }
 }

@@ -1,8 +1,8 @@
 //! `pipeline.toml`: every setting the pipeline reads, checked in full before any side effect.
 //! Unknown keys, wrong types and out-of-range values are errors that name the file and the key.
 
-use crate::record::Category;
-use crate::schema::TargetRow;
+use crate::release::schema::TargetRow;
+use crate::stages::item::Category;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -406,7 +406,7 @@ impl Default for Assemble {
 }
 
 fn default_threshold() -> f64 {
-    0.8
+    crate::quality::dedup::DEFAULT_THRESHOLD
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -594,7 +594,7 @@ impl Config {
             release.remove("out_dir");
         }
         let text = toml::to_string(&table).unwrap_or_default();
-        crate::digest::sha256_hex(text.as_bytes())
+        crate::util::digest::sha256_hex(text.as_bytes())
     }
 
     /// The category table of `category` (every category has one).
@@ -607,7 +607,7 @@ impl Config {
         for model in &au.models {
             model_name(model, "audit.models")?;
             require(
-                !model.ends_with(crate::panel::NO_CONTEXT_SUFFIX),
+                !model.ends_with(crate::quality::panel::NO_CONTEXT_SUFFIX),
                 "audit.models",
                 "model names that do not end in `/no-context` (it marks the context probe's custom_ids)",
             )?;
@@ -654,7 +654,24 @@ impl Config {
         Ok(())
     }
 
+    /// Every check, table by table; the first that fails names its key.
     fn check(&self) -> Result<(), String> {
+        self.check_release()?;
+        self.check_api()?;
+        self.check_online()?;
+        self.check_local()?;
+        self.check_author()?;
+        self.check_repair()?;
+        self.check_audit()?;
+        self.check_local_models()?;
+        self.check_assemble()?;
+        self.check_prices()?;
+        self.check_categories()
+    }
+
+    /// Checks the `[release]` table: a version usable in a file name, the size, the ids and the
+    /// date.
+    fn check_release(&self) -> Result<(), String> {
         let r = &self.release;
         require(
             !r.version.trim().is_empty(),
@@ -675,10 +692,16 @@ impl Config {
             "a non-empty string",
         )?;
         require(
-            r.date.is_empty() || crate::clock::is_iso_date(&r.date),
+            r.date.is_empty() || crate::util::clock::is_iso_date(&r.date),
             "release.date",
             "a date as YYYY-MM-DD, or \"\" for today",
         )?;
+        Ok(())
+    }
+
+    /// Checks the `[api]` table: the batch limits, timeouts and retries, and the endpoint the
+    /// key may go to.
+    fn check_api(&self) -> Result<(), String> {
         let a = &self.api;
         seconds(
             a.poll_interval_secs,
@@ -730,15 +753,21 @@ impl Config {
         )?;
         match a.provider {
             Provider::Groq | Provider::Openai => {
-                crate::endpoint::check_base_url(&a.base_url).map_err(|e| e.to_string())?;
+                crate::runner::endpoint::check_base_url(&a.base_url).map_err(|e| e.to_string())?;
             }
             // Whether plain http is allowed depends on whether a key is set, which the client
             // checks when it starts; the URL's form is checked here.
             Provider::Online => {
-                crate::endpoint::check_online_url(&a.base_url, false).map_err(|e| e.to_string())?;
+                crate::runner::endpoint::check_online_url(&a.base_url, false)
+                    .map_err(|e| e.to_string())?;
             }
             Provider::Local | Provider::File => {}
         }
+        Ok(())
+    }
+
+    /// Checks the `[online]` table: concurrency and the optional rate ceilings.
+    fn check_online(&self) -> Result<(), String> {
         let o = &self.online;
         whole(o.concurrency, "online.concurrency", 1, MAX_CONCURRENCY)?;
         if let Some(rpm) = o.rpm {
@@ -747,6 +776,11 @@ impl Config {
         if let Some(tpm) = o.tpm {
             per_minute(tpm, "online.tpm", "tokens")?;
         }
+        Ok(())
+    }
+
+    /// Checks the `[local]` table: threads, model names, the KV cache's size and the chat template.
+    fn check_local(&self) -> Result<(), String> {
         let l = &self.local;
         whole(l.threads, "local.threads", 1, 1024)?;
         for (name, path) in &l.models {
@@ -771,6 +805,11 @@ impl Config {
             "local.chat_template",
             "a llama.cpp template name or a Jinja template (no NUL characters, at most 64 KB), or \"\" for the model's own",
         )?;
+        Ok(())
+    }
+
+    /// Checks the `[author]` table: the model, sampling, rounds, cost guard and domains.
+    fn check_author(&self) -> Result<(), String> {
         let au = &self.author;
         model_name(&au.model, "author.model")?;
         number(au.temperature, "author.temperature", 0.0, 2.0)?;
@@ -792,6 +831,12 @@ impl Config {
             "author.domains",
             "non-empty domain names",
         )?;
+        Ok(())
+    }
+
+    /// Checks the `[repair]` table: one or more distinct verifier models, their sampling and
+    /// cost guard.
+    fn check_repair(&self) -> Result<(), String> {
         let rp = &self.repair;
         require(
             !rp.models.is_empty(),
@@ -810,14 +855,22 @@ impl Config {
             "repair.models",
             "distinct model names",
         )?;
-        self.check_audit()?;
-        self.check_local_models()?;
+        Ok(())
+    }
+
+    /// Checks `[assemble]`: the near-duplicate threshold is a similarity in (0, 1].
+    fn check_assemble(&self) -> Result<(), String> {
         require(
             (0.0..=1.0).contains(&self.assemble.near_dup_threshold)
                 && self.assemble.near_dup_threshold > 0.0,
             "assemble.near_dup_threshold",
             "a Jaccard similarity in (0, 1]",
         )?;
+        Ok(())
+    }
+
+    /// Checks `[prices]`: every model's prices per million tokens.
+    fn check_prices(&self) -> Result<(), String> {
         for (model, price) in &self.prices {
             let key = format!("prices.\"{model}\"");
             number(
@@ -833,6 +886,12 @@ impl Config {
                 MAX_PRICE,
             )?;
         }
+        Ok(())
+    }
+
+    /// Checks every `[categories.<name>]` table: its target row, items per request and
+    /// limits.
+    fn check_categories(&self) -> Result<(), String> {
         for category in Category::ALL {
             let key = format!("categories.{category}");
             let table = self.category(category);
@@ -985,11 +1044,12 @@ fn lookup<'t>(table: &'t toml::Table, dotted: &str) -> Option<&'t toml::Value> {
 
 /// A config file's text: capped in size, a UTF-8 byte-order mark dropped, UTF-8 required.
 fn read_text(path: &Path) -> Result<String, ConfigError> {
-    let bytes =
-        crate::fsio::read_capped(path, MAX_CONFIG_BYTES).map_err(|source| ConfigError::Read {
+    let bytes = crate::util::fsio::read_capped(path, MAX_CONFIG_BYTES).map_err(|source| {
+        ConfigError::Read {
             path: path.to_path_buf(),
             source,
-        })?;
+        }
+    })?;
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
     std::str::from_utf8(bytes)
         .map(str::to_owned)
@@ -997,7 +1057,7 @@ fn read_text(path: &Path) -> Result<String, ConfigError> {
             path: path.to_path_buf(),
             message: format!(
                 "the file is not UTF-8 text: invalid byte at {}; save it as UTF-8",
-                crate::fsio::utf8_error_position(bytes, &e)
+                crate::util::fsio::utf8_error_position(bytes, &e)
             ),
         })
 }
@@ -1220,6 +1280,124 @@ mod tests {
 
     fn repo_file(name: &str) -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
+    }
+
+    /// The field names a `Deserialize` type asks for: serde hands them to `deserialize_struct`,
+    /// which this deserializer records before refusing to go on.
+    fn field_names<'de, T: Deserialize<'de>>() -> &'static [&'static str] {
+        struct Fields(&'static [&'static str]);
+        impl<'de> serde::Deserializer<'de> for &mut Fields {
+            type Error = serde::de::value::Error;
+            fn deserialize_any<V: serde::de::Visitor<'de>>(
+                self,
+                _: V,
+            ) -> Result<V::Value, Self::Error> {
+                Err(serde::de::Error::custom("not a struct"))
+            }
+            fn deserialize_struct<V: serde::de::Visitor<'de>>(
+                self,
+                _: &'static str,
+                fields: &'static [&'static str],
+                _: V,
+            ) -> Result<V::Value, Self::Error> {
+                self.0 = fields;
+                Err(serde::de::Error::custom("fields read"))
+            }
+            serde::forward_to_deserialize_any! {
+                bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+                byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map enum
+                identifier ignored_any
+            }
+        }
+        let mut fields = Fields(&[]);
+        let _ = T::deserialize(&mut fields);
+        fields.0
+    }
+
+    /// Whether `pipeline.toml` sets `key` in a table `in_section` accepts or names it in a
+    /// comment: the dotted `section.key` anywhere, a comment among the table's lines, or one in
+    /// the comment block right above the table's header.
+    fn documented(text: &str, section: &str, in_section: impl Fn(&str) -> bool, key: &str) -> bool {
+        let names = |line: &str| {
+            line.match_indices(key).any(|(at, _)| {
+                let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+                !line[..at].ends_with(word) && !line[at + key.len()..].starts_with(word)
+            })
+        };
+        if text.contains(&format!("{section}.{key}")) {
+            return true;
+        }
+        let (mut current, mut block) = (String::new(), Vec::new());
+        for line in text.lines().map(str::trim) {
+            if let Some(header) = line.strip_prefix('[') {
+                current = header.split(']').next().unwrap_or_default().to_string();
+                if in_section(&current) && block.iter().any(|comment: &&str| names(comment)) {
+                    return true;
+                }
+                block.clear();
+            } else if let Some(comment) = line.strip_prefix('#') {
+                block.push(comment);
+                if in_section(&current) && names(comment) {
+                    return true;
+                }
+            } else if !line.is_empty() {
+                block.clear();
+                let setting = line.split('=').next().unwrap_or_default().trim();
+                if in_section(&current) && setting == key {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    #[test]
+    fn every_config_key_is_set_or_described_in_pipeline_toml() {
+        let text = std::fs::read_to_string(repo_file("pipeline.toml")).unwrap();
+        let sections: [(&str, &[&str]); 9] = [
+            ("release", field_names::<Release>()),
+            ("api", field_names::<Api>()),
+            ("local", field_names::<Local>()),
+            ("online", field_names::<Online>()),
+            ("author", field_names::<Author>()),
+            ("repair", field_names::<Repair>()),
+            ("audit", field_names::<Audit>()),
+            ("assemble", field_names::<Assemble>()),
+            ("prices", field_names::<Price>()),
+        ];
+        let categories: Vec<&str> = TargetRow::KEYS
+            .iter()
+            .chain(&AUTHORING_KEYS)
+            .copied()
+            .collect();
+        assert_eq!(
+            field_names::<Config>(),
+            [
+                sections.iter().map(|(name, _)| *name).collect::<Vec<_>>(),
+                vec!["categories"]
+            ]
+            .concat(),
+            "a new table of Config needs its line in this test"
+        );
+        let mut missing = Vec::new();
+        let categories = ("categories", &categories[..]);
+        for (section, fields) in sections.iter().chain([&categories]) {
+            assert!(!fields.is_empty(), "{section}: no fields read");
+            // `[prices."<model>"]` and `[categories.<name>]` are tables of tables.
+            let nested = matches!(*section, "prices" | "categories");
+            let in_section = |name: &str| {
+                name == *section || (nested && name.starts_with(&format!("{section}.")))
+            };
+            for key in fields.iter() {
+                if !documented(&text, section, in_section, key) {
+                    missing.push(format!("{section}.{key}"));
+                }
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "pipeline.toml neither sets nor describes these keys: {missing:?}"
+        );
     }
 
     #[test]

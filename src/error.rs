@@ -1,23 +1,24 @@
 //! The one error type every command returns, defined below the stages. Each variant carries the
-//! data its message needs, and [`Error::code`] is the Contract's exit code in one exhaustive
-//! match, so a new failure has to be given its code: it cannot fall through to a default.
+//! data its message needs, and [`Error::code`] is the exit code of the Contract (README.md) in one
+//! exhaustive match, so a new failure has to be given its code: it cannot fall through to a
+//! default.
 
 use std::path::PathBuf;
 
-use crate::batch::cache::CacheError;
-use crate::batch::client::ClientError;
-use crate::batch::journal::JournalError;
-use crate::batch::BatchError;
 use crate::config::ConfigError;
-use crate::dedup::DedupError;
-use crate::diff::DiffError;
-use crate::jsonl::JsonlError;
-use crate::lock::LockError;
+use crate::quality::dedup::DedupError;
+use crate::release::diff::DiffError;
+use crate::release::verify::VerifyError;
 use crate::release::ReleaseError;
-use crate::templates::TemplateError;
-use crate::verify::VerifyError;
+use crate::runner::cache::CacheError;
+use crate::runner::client::ClientError;
+use crate::runner::journal::JournalError;
+use crate::runner::BatchError;
+use crate::stages::templates::TemplateError;
+use crate::util::jsonl::JsonlError;
+use crate::util::lock::LockError;
 
-pub use crate::exit::{RUNTIME, USAGE};
+use crate::exit::{RUNTIME, USAGE};
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -96,7 +97,7 @@ pub enum Error {
         source: serde_json::Error,
     },
     /// The closed loop's state file cannot be read as the loop wrote it.
-    #[error("{} is damaged ({why}). It records which authoring requests each round of the loop asked for; the plans are derived from the cached replies again when it is gone. Move it aside (`mv {} {}.damaged`) and re-run: nothing already paid for is asked again", path.display(), crate::fsio::shell_word(path), crate::fsio::shell_word(path))]
+    #[error("{} is damaged ({why}). It records which authoring requests each round of the loop asked for; the plans are derived from the cached replies again when it is gone. Move it aside (`mv {} {}.damaged`) and re-run: nothing already paid for is asked again", path.display(), crate::util::fsio::shell_word(path), crate::util::fsio::shell_word(path))]
     DamagedLoopState { path: PathBuf, why: String },
     /// Categories the release cannot fill, one line each, and `allow_short` is off.
     #[error(
@@ -134,7 +135,7 @@ macro_rules! through_batch_error {
 through_batch_error!(ClientError, CacheError, JournalError);
 
 impl Error {
-    /// The Contract's exit code: 2 for usage and configuration problems, else 1.
+    /// The exit code of the Contract (README.md): 2 for usage and configuration problems, else 1.
     pub fn code(&self) -> u8 {
         match self {
             Error::Config(_)

@@ -1,5 +1,5 @@
-//! The Contract's failure exit codes (success is 0), defined once for every error type that maps
-//! to them.
+//! The failure exit codes of the Contract (README.md) (success is 0), defined once for every error
+//! type that maps to them.
 
 /// A runtime failure: a failed batch, a short release, an interrupted wait, a network failure.
 pub const RUNTIME: u8 = 1;

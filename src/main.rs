@@ -1,7 +1,5 @@
 //! The `saseval-gen` binary: parses the command line, sets up logging, runs, and maps errors to
-//! the Contract's exit codes. All the work lives in the library.
-
-#![warn(clippy::print_stdout, clippy::print_stderr)]
+//! the exit codes of the Contract (README.md). All the work lives in the library.
 
 use clap::Parser;
 use saseval_gen::{app, cli::Cli, ui::Printer};

@@ -1,6 +1,6 @@
 //! All user-facing output goes through the `Printer`: progress and notes to stderr, results to
-//! stdout, and progress bars only on a terminal. Nothing else in the crate prints: the crate
-//! denies `print_stdout`/`print_stderr` everywhere but here.
+//! stdout, and progress bars only on a terminal. Nothing else in the crate prints: Cargo.toml's
+//! `[lints.clippy]` denies `print_stdout`/`print_stderr` everywhere but here.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};

@@ -2,16 +2,17 @@
 //! Hugging Face hub reads). It only prints what `ReleaseInfo` and the records measured: no number
 //! in it is typed by hand, and its schema table is derived from the record's columns.
 
+use crate::util::printable::printable;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::dataset::{
     pretty_name, CITATION, LICENSE_FILE, LICENSE_NAME, LICENSE_TERMS, PAPER, TAGS,
 };
+use super::files::REPORT;
 use super::info::{ChangesSince, FlagCounts, ReleaseInfo};
-use super::REPORT;
-use crate::record::Category;
-use crate::schema::{json_number, HubFeature, ReleaseRecord, RowSource, COLUMNS};
+use crate::release::schema::{json_number, HubFeature, ReleaseRecord, RowSource, COLUMNS};
+use crate::stages::item::Category;
 use serde_json::Value;
 
 const GRADING: &str = r#"import re
@@ -729,7 +730,7 @@ fn closing(card: &mut String, info: &ReleaseInfo, sha256: &str, records: &[Relea
 /// earlier release's file are shown as inline code with their control characters escaped.
 fn changes_since(card: &mut String, changes: &ChangesSince) {
     let code = |text: &str| {
-        let text = crate::batch::untrusted::printable(text).replace('`', "'");
+        let text = printable(text).replace('`', "'");
         format!("`{}`", table_cell(&text))
     };
     let _ = writeln!(

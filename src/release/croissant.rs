@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 
 use super::dataset::{pretty_name, CITATION, LICENSE_FILE, LICENSE_NAME, TAGS};
 use super::info::ReleaseInfo;
-use crate::schema::{Column, Presence, ReleaseRecord, COLUMNS};
+use crate::release::schema::{Column, Presence, ReleaseRecord, COLUMNS};
 
 /// `croissant.json`: Croissant 1.1 JSON-LD describing the JSONL as one record set. An optional
 /// column (`durable`, `stale`, the flags) is declared only when some record has it: mlcroissant

@@ -4,13 +4,13 @@
 
 use std::collections::BTreeMap;
 
-use crate::panel::Flag;
+use crate::quality::panel::Flag;
 use serde::{Deserialize, Serialize};
 
-use crate::record::Category;
-use crate::schema::{ReleaseRecord, TargetRow};
-use crate::usage::StageUsage;
-use crate::yields::{RoundSurvival, RoundYield};
+use crate::release::schema::{ReleaseRecord, TargetRow};
+use crate::runner::usage::StageUsage;
+use crate::stages::item::Category;
+use crate::stages::yields::{RoundSurvival, RoundYield};
 
 /// Repair-stage numbers for one category.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -31,8 +31,9 @@ pub struct RepairNumbers {
     pub by_category: BTreeMap<Category, RepairCounts>,
 }
 
-/// How one verifier model's re-solves went (over every numeric candidate it was asked about).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+/// How one verifier model's re-solves went (over every numeric candidate it was asked about):
+/// counted by the repair stage into `repair_summary.json`, stated by the manifest and the card.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct VerifierNumbers {
     /// Replies with a number read off them.
     pub answered: usize,

@@ -10,10 +10,10 @@ use super::info::{
     AuditNumbers, DedupNumbers, FlagCounts, ReleaseInfo, RepairNumbers, Shortfall, VerifierNumbers,
 };
 use super::ReleaseError;
-use crate::record::Category;
-use crate::schema::{json_number, ReleaseRecord, RowSource, TargetRow};
-use crate::usage::StageUsage;
-use crate::yields::{RoundSurvival, RoundYield};
+use crate::release::schema::{json_number, ReleaseRecord, RowSource, TargetRow};
+use crate::runner::usage::StageUsage;
+use crate::stages::item::Category;
+use crate::stages::yields::{RoundSurvival, RoundYield};
 
 #[derive(Serialize)]
 struct Manifest<'a> {

@@ -1,16 +1,21 @@
 //! Turns assembled items into a release: the release files written atomically, hashed, and
 //! checked by the same verifier users run, so a written release always passes `verify`. What a
-//! record is lives in `crate::schema`; what the files state lives in `info`.
+//! record is lives in `crate::release::schema`; what the files state lives in `info`.
 
 mod card;
 mod croissant;
 mod dataset;
+pub mod diff;
+pub mod files;
 mod info;
 mod manifest;
 mod report;
+pub mod schema;
 #[cfg(test)]
 pub(crate) mod test_support;
+pub mod verify;
 
+use files::{CARD, CROISSANT, MANIFEST, REPORT, SUMS};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -21,11 +26,11 @@ pub use info::{
 };
 pub(crate) use report::summary as five_number_summary;
 
-use crate::digest::sha256_hex;
-use crate::fsio::write_atomic;
-use crate::record::Category;
-use crate::schema::ReleaseRecord;
-use crate::verify::{self, Problem};
+use crate::release::schema::ReleaseRecord;
+use crate::stages::item::Category;
+use crate::util::digest::sha256_hex;
+use crate::util::fsio::write_atomic;
+use verify::Problem;
 
 /// What `write_release` produced.
 #[derive(Debug, Clone, PartialEq)]
@@ -71,12 +76,6 @@ fn first_problem(problems: &[Problem]) -> String {
         .map(ToString::to_string)
         .unwrap_or_default()
 }
-
-const MANIFEST: &str = "manifest.json";
-const CARD: &str = "README.md";
-const CROISSANT: &str = "croissant.json";
-pub const REPORT: &str = "report.html";
-const SUMS: &str = "SHA256SUMS";
 
 /// Writes the JSONL, manifest, card, Croissant metadata, license, report and `SHA256SUMS` into
 /// `out_dir` (which must exist), each atomically. The JSONL is verified in memory first, against `info.counts` and
@@ -163,7 +162,7 @@ fn check_info(info: &ReleaseInfo) -> Result<(), ReleaseError> {
     if !version_ok {
         return Err(ReleaseError::BadVersion(info.version.clone()));
     }
-    if !crate::clock::is_iso_date(&info.date) {
+    if !crate::util::clock::is_iso_date(&info.date) {
         return Err(ReleaseError::BadDate(info.date.clone()));
     }
     for category in Category::ALL {
@@ -189,9 +188,9 @@ fn check_info(info: &ReleaseInfo) -> Result<(), ReleaseError> {
 mod tests {
     use super::test_support::*;
     use super::*;
-    use crate::record::Candidate;
-    use crate::schema::{card_row, json_number, TargetRow, MAX_NEW_SCALE};
-    use crate::verify::{verify_path, VerifyOptions};
+    use crate::release::schema::{card_row, json_number, TargetRow, MAX_NEW_SCALE};
+    use crate::release::verify::{verify_path, VerifyOptions};
+    use crate::stages::item::Candidate;
     use serde_json::Value;
     use std::fs;
     use std::process::Command;

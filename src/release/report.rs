@@ -10,10 +10,10 @@ use std::fmt::Write as _;
 
 use super::card::{character, group};
 use super::info::{AuditNumbers, FlagOutcome, FlaggedItem, ReleaseInfo};
-use crate::record::Category;
-use crate::schema::ReleaseRecord;
-use crate::validate::{self, word_count, Rules};
-use crate::yields::{RoundSurvival, RoundYield};
+use crate::quality::validate::{self, word_count, Rules};
+use crate::release::schema::ReleaseRecord;
+use crate::stages::item::Category;
+use crate::stages::yields::{RoundSurvival, RoundYield};
 
 /// The page's section headings, in page order (the audit section only once an audit ran).
 pub const COMPOSITION: &str = "Composition by category and domain";
@@ -984,10 +984,10 @@ pub fn escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::panel::Flag;
+    use crate::quality::panel::Flag;
     use crate::release::info::PassCount;
     use crate::release::test_support::{info, records};
-    use crate::yields::CategoryYield;
+    use crate::stages::yields::CategoryYield;
 
     const SHA: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
 
@@ -995,7 +995,7 @@ mod tests {
         FlaggedItem {
             item_id: id.to_string(),
             category: Category::Reasoning,
-            prompt_sha256: crate::digest::sha256_hex(id.as_bytes()),
+            prompt_sha256: crate::util::digest::sha256_hex(id.as_bytes()),
             stage: "repair".to_string(),
             reason: "verifiers_disagree".to_string(),
             detail: "key 12; v-a: 12; v-b: 15".to_string(),

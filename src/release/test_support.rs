@@ -3,9 +3,9 @@
 use std::collections::BTreeMap;
 
 use super::info::{DedupNumbers, ReleaseInfo, RepairCounts, RepairNumbers, VerifierNumbers};
-use crate::record::{Candidate, Category};
-use crate::schema::{ReleaseRecord, TargetRow, CARD_ROWS};
-use crate::usage::{ModelUsage, StageUsage, Usage};
+use crate::release::schema::{ReleaseRecord, TargetRow, CARD_ROWS};
+use crate::runner::usage::{ModelUsage, StageUsage, Usage};
+use crate::stages::item::{Candidate, Category};
 
 /// The v1 card's example record, as the card prints it (one field group per line).
 pub(crate) const CARD_EXAMPLE: &str = r#"{"id":"sas1k-0881","category":"memory_update",

@@ -9,22 +9,21 @@ use super::{
     Ctx, AUDITED, AUDIT_REPORT, AUDIT_SUMMARY, AUTHORED, AUTHOR_SUMMARY, REJECTS, REPAIRED,
     REPAIR_REPORT, REPAIR_SUMMARY, USAGE,
 };
-use crate::cli::AssembleArgs;
 use crate::config::Config;
-use crate::dedup::{self, Against, DedupConfig, DupKind, Method};
-use crate::diff;
 use crate::error::{Error, Result};
-use crate::jsonl::{ChunkReader, JsonlError, RawLine, Span, SpanReader};
-use crate::record::{excerpt, Candidate, Category, Reject};
+use crate::quality::dedup::{self, Against, DedupConfig, DupKind, Method};
+use crate::release::diff;
+use crate::release::schema::ReleaseRecord;
 use crate::release::{
     self, AuditNumbers, ChangesSince, DedupNumbers, FlagOutcome, FlaggedItem, PassCount,
-    ReleaseInfo, Shortfall, VerifierNumbers,
+    ReleaseInfo, Shortfall, WrittenRelease,
 };
-use crate::schema::ReleaseRecord;
-use crate::seeded;
+use crate::runner::usage::StageUsage;
+use crate::stages::item::{excerpt, Candidate, Category, Reject};
 use crate::stages::repair::Summary;
-use crate::usage::StageUsage;
-use crate::yields::{RoundSurvival, RoundYield, Survival};
+use crate::stages::yields::{RoundSurvival, RoundYield, Survival};
+use crate::util::jsonl::{ChunkReader, JsonlError, RawLine, Span, SpanReader};
+use crate::util::seeded;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -49,17 +48,17 @@ enum Origin {
 fn template_examples(prompts_dir: &Path) -> Result<Vec<Reference>> {
     let mut examples = Vec::new();
     for category in Category::ALL {
-        let path = prompts_dir.join(crate::templates::category_file(category));
+        let path = prompts_dir.join(crate::stages::templates::category_file(category));
         let text = match std::fs::read_to_string(&path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(source) => return Err(Error::Read { path, source }),
         };
         examples.extend(
-            crate::templates::example_prompts(&text)
+            crate::stages::templates::example_prompts(&text)
                 .into_iter()
                 .map(|prompt| Reference {
-                    id: crate::templates::example_item_name(category),
+                    id: crate::stages::templates::example_item_name(category),
                     prompt,
                     origin: Origin::TemplateExample,
                 }),
@@ -157,7 +156,7 @@ impl FlaggedCandidate {
         Self {
             id: c.id.clone(),
             category: c.category,
-            prompt_sha256: crate::digest::sha256_hex(c.prompt.as_bytes()),
+            prompt_sha256: crate::util::digest::sha256_hex(c.prompt.as_bytes()),
             excerpt: excerpt(&c.prompt, FLAGGED_EXCERPT),
         }
     }
@@ -213,14 +212,15 @@ impl ScannedLine {
 /// the candidates (so the references' dedup ids come first). Each chunk is parsed and sketched
 /// while the next one is read and the one before is appended.
 fn scan(path: &Path, references: &[Reference]) -> Result<(Scanned, Vec<dedup::Sketch>)> {
-    let threads = crate::parallel::threads();
+    let threads = crate::util::parallel::threads();
     let mut scanned = Scanned {
         entries: Vec::new(),
         domains: Vec::new(),
         authored: Category::ALL.iter().map(|c| (*c, 0)).collect(),
         flagged: Vec::new(),
     };
-    let mut sketches = crate::parallel::map(references, threads, |r| dedup::sketch(&r.prompt));
+    let mut sketches =
+        crate::util::parallel::map(references, threads, |r| dedup::sketch(&r.prompt));
     let mut domain_ids: std::collections::HashMap<String, u32> = Default::default();
     let mut append = |lines: Vec<Result<ScannedLine, JsonlError>>| -> Result<()> {
         for line in lines {
@@ -251,12 +251,12 @@ fn scan(path: &Path, references: &[Reference]) -> Result<(Scanned, Vec<dedup::Sk
         Ok(())
     };
     let mut reader = ChunkReader::open(path)?;
-    crate::parallel::pipelined(
+    crate::util::parallel::pipelined(
         || {
-            let chunk = reader.next_chunk(crate::jsonl::CHUNK_BYTES)?;
+            let chunk = reader.next_chunk(crate::util::jsonl::CHUNK_BYTES)?;
             Ok((!chunk.is_empty()).then_some(chunk))
         },
-        |chunk| crate::parallel::map(chunk, threads, |line| ScannedLine::of(line, path)),
+        |chunk| crate::util::parallel::map(chunk, threads, |line| ScannedLine::of(line, path)),
         |_, lines| append(lines),
     )?;
     Ok((scanned, sketches))
@@ -757,7 +757,7 @@ pub fn select(ctx: &Ctx<'_>, excludes: &[PathBuf], keep_flagged: bool) -> Result
     let rejects_path = ctx.out(REJECTS);
     if rejects_path.exists() {
         for_each_author_reject(&rejects_path, |reject| {
-            if crate::validate::Reason::is_loss(&reject.reason) {
+            if crate::quality::validate::Reason::is_loss(&reject.reason) {
                 reject_counts.count_author(reject);
             }
             Ok(())
@@ -882,7 +882,17 @@ fn survival(
         .collect()
 }
 
-pub fn run(ctx: &mut Ctx<'_>, args: &AssembleArgs) -> Result<()> {
+/// What a command asks of the assemble step beyond the config: the command line's `--exclude`
+/// and `--keep-flagged`, converted by `cli`.
+#[derive(Debug, Clone, Default)]
+pub struct AssembleOptions {
+    /// Earlier release JSONLs; candidates that duplicate or near-duplicate them are dropped.
+    pub excludes: Vec<std::path::PathBuf>,
+    /// Keep flagged items (flagged, as v1 did) instead of replacing them.
+    pub keep_flagged: bool,
+}
+
+pub fn run(ctx: &mut Ctx<'_>, args: &AssembleOptions) -> Result<()> {
     let keep_flagged = args.keep_flagged || ctx.config.assemble.keep_flagged;
     let selection = select(ctx, &args.excludes, keep_flagged)?;
     write(ctx, &args.excludes, selection, "")
@@ -910,34 +920,18 @@ pub fn write(
         survival,
     } = selection;
     let rejects_path = ctx.out(REJECTS);
-    let mut rejects = crate::jsonl::Writer::create(&rejects_path)?;
+    let mut rejects = crate::util::jsonl::Writer::create(&rejects_path)?;
     if rejects_path.exists() {
         for_each_author_reject(&rejects_path, |reject| Ok(rejects.push(reject)?))?;
     }
     let per_category = config.release.per_category;
-    let mut records = Vec::new();
-    let mut counts = BTreeMap::new();
-    let mut domain_counts: BTreeMap<Category, BTreeMap<String, usize>> = BTreeMap::new();
-    let mut released_flagged: BTreeMap<String, String> = BTreeMap::new();
-    let mut released: Vec<(Category, String)> = Vec::new();
-    for (category, picked) in chosen {
-        counts.insert(category, picked.len());
-        let row = config.category(category).target;
-        for entry in picked {
-            let item: Candidate = file.read(scanned.entries[entry as usize].span)?;
-            *domain_counts
-                .entry(category)
-                .or_default()
-                .entry(item.domain.clone())
-                .or_default() += 1;
-            let id = format!("{}-{:04}", config.release.id_prefix, records.len() + 1);
-            if item.needs_review {
-                released_flagged.insert(item.id.clone(), id.clone());
-            }
-            released.push((category, item.id.clone()));
-            records.push(ReleaseRecord::new(id, &item, &row));
-        }
-    }
+    let Picked {
+        records,
+        counts,
+        domain_counts,
+        released_flagged,
+        released,
+    } = records_of(config, &file, &scanned, chosen)?;
     let audit_report: Vec<ReportLine> = match audit_summary {
         Some(_) => read_jsonl_or_empty(&ctx.out(AUDIT_REPORT))?,
         None => Vec::new(),
@@ -954,15 +948,7 @@ pub fn write(
         &dropped_reasons,
         &released_flagged,
     );
-    for dropped in &filtered.dropped {
-        let item: Candidate = file.read(scanned.entries[dropped.entry as usize].span)?;
-        rejects.push(&assemble_reject(
-            &item,
-            dropped.reason,
-            dropped.detail.clone(),
-            dropped.collided_with.clone(),
-        ))?;
-    }
+    push_dropped(&mut rejects, &file, &scanned, &filtered)?;
     rejects.commit()?;
     if !shortfall.is_empty() && !config.assemble.allow_short {
         return Err(Error::ShortRelease {
@@ -974,25 +960,11 @@ pub fn write(
     let repair: Summary = read_json_or_default(&ctx.out(REPAIR_SUMMARY))?;
     let usage: BTreeMap<String, StageUsage> = read_json_or_default(&ctx.out(USAGE))?;
     let author: AuthorSummary = read_json_or_default(&ctx.out(AUTHOR_SUMMARY))?;
-    let verifiers = repair
-        .by_verifier
-        .iter()
-        .map(|(model, v)| {
-            let numbers = VerifierNumbers {
-                answered: v.answered,
-                unparseable: v.unparseable,
-                fell_back: v.fell_back,
-                expr_mismatch: v.expr_mismatch,
-                agreed_with_key: v.agreed_with_key,
-                disagreed_with_key: v.disagreed_with_key,
-            };
-            (model.clone(), numbers)
-        })
-        .collect();
+    let verifiers = repair.by_verifier.clone();
     let info = ReleaseInfo {
         version: config.release.version.clone(),
         date: if config.release.date.is_empty() {
-            crate::clock::today_utc()
+            crate::util::clock::today_utc()
         } else {
             config.release.date.clone()
         },
@@ -1028,10 +1000,92 @@ pub fn write(
         earlier: changes_since(config, excludes, &records)?,
     };
     let written = release::write_release(ctx.out_dir(), &records, &info)?;
+    ctx.printer
+        .out(written_summary(ctx, &written, &info, records.len()));
+    Ok(())
+}
+
+/// The release records of the chosen entries, in category order, and what the manifest counts
+/// of them.
+struct Picked {
+    records: Vec<ReleaseRecord>,
+    counts: BTreeMap<Category, usize>,
+    domain_counts: BTreeMap<Category, BTreeMap<String, usize>>,
+    /// The flagged items released (with `--keep-flagged`): item id to record id.
+    released_flagged: BTreeMap<String, String>,
+    released: Vec<(Category, String)>,
+}
+
+/// Reads the chosen entries back and numbers them as release records.
+fn records_of(
+    config: &Config,
+    file: &SpanReader,
+    scanned: &Scanned,
+    chosen: Vec<(Category, Vec<u32>)>,
+) -> Result<Picked> {
+    let mut picked = Picked {
+        records: Vec::new(),
+        counts: BTreeMap::new(),
+        domain_counts: BTreeMap::new(),
+        released_flagged: BTreeMap::new(),
+        released: Vec::new(),
+    };
+    for (category, entries) in chosen {
+        picked.counts.insert(category, entries.len());
+        let row = config.category(category).target;
+        for entry in entries {
+            let item: Candidate = file.read(scanned.entries[entry as usize].span)?;
+            *picked
+                .domain_counts
+                .entry(category)
+                .or_default()
+                .entry(item.domain.clone())
+                .or_default() += 1;
+            let id = format!(
+                "{}-{:04}",
+                config.release.id_prefix,
+                picked.records.len() + 1
+            );
+            if item.needs_review {
+                picked.released_flagged.insert(item.id.clone(), id.clone());
+            }
+            picked.released.push((category, item.id.clone()));
+            picked.records.push(ReleaseRecord::new(id, &item, &row));
+        }
+    }
+    Ok(picked)
+}
+
+/// Adds a reject line for every candidate the filters dropped.
+fn push_dropped(
+    rejects: &mut crate::util::jsonl::Writer,
+    file: &SpanReader,
+    scanned: &Scanned,
+    filtered: &Filtered,
+) -> Result<()> {
+    for dropped in &filtered.dropped {
+        let item: Candidate = file.read(scanned.entries[dropped.entry as usize].span)?;
+        rejects.push(&assemble_reject(
+            &item,
+            dropped.reason,
+            dropped.detail.clone(),
+            dropped.collided_with.clone(),
+        ))?;
+    }
+    Ok(())
+}
+
+/// What `assemble` says it wrote and dropped.
+fn written_summary(
+    ctx: &Ctx<'_>,
+    written: &WrittenRelease,
+    info: &ReleaseInfo,
+    records: usize,
+) -> String {
     let mut lines = vec![format!(
         "assemble: wrote {} ({} records, sha256 {}) with SHA256SUMS, manifest.json, README.md, croissant.json, LICENSE.md and report.html in {}",
         written.jsonl_name,
-        records.len(),
+        records,
         written.sha256,
         ctx.out_dir().display()
     )];
@@ -1049,8 +1103,7 @@ pub fn write(
             describe_shortfall(s)
         ));
     }
-    ctx.printer.out(lines.join("\n"));
-    Ok(())
+    lines.join("\n")
 }
 
 /// What changed since each `--exclude` release, for the card's Changelog: the `diff` of it and
@@ -1087,7 +1140,7 @@ fn changes_since(
 /// The lines of a side file, or none when it does not exist.
 fn read_jsonl_or_empty<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
     if path.exists() {
-        Ok(crate::jsonl::read(path)?)
+        Ok(crate::util::jsonl::read(path)?)
     } else {
         Ok(Vec::new())
     }
@@ -1123,7 +1176,7 @@ impl RejectCounts {
 
 /// Calls `each` with the author stage's lines of `rejects.jsonl` (assemble rewrites its own).
 fn for_each_author_reject(path: &Path, mut each: impl FnMut(&Reject) -> Result<()>) -> Result<()> {
-    crate::jsonl::for_each(path, |reject: Reject| {
+    crate::util::jsonl::for_each(path, |reject: Reject| {
         if reject.stage == "author" {
             each(&reject)?;
         }
@@ -1252,13 +1305,13 @@ mod tests {
         assert_eq!(items[3].stage, "unrecorded");
     }
 
-    fn audit_line(item_id: &str, flags: Vec<crate::panel::Flag>) -> ReportLine {
+    fn audit_line(item_id: &str, flags: Vec<crate::quality::panel::Flag>) -> ReportLine {
         ReportLine {
             item_id: item_id.to_string(),
             category: Category::Reasoning,
             prompt_sha256: String::new(),
             golds: vec!["12".to_string()],
-            answers: vec![crate::panel::PanelAnswer {
+            answers: vec![crate::quality::panel::PanelAnswer {
                 model: "p-a".to_string(),
                 answer: Some("about 15".to_string()),
                 error: None,
@@ -1267,19 +1320,19 @@ mod tests {
             }],
             probe_question: None,
             probe_answers: Vec::new(),
-            verdict: crate::panel::Verdict {
+            verdict: crate::quality::panel::Verdict {
                 correct: 0,
                 probe_correct: None,
                 added_golds: Vec::new(),
                 flags,
             },
-            leniency: crate::panel::Leniency { hits: 0, others: 0 },
+            leniency: crate::quality::panel::Leniency { hits: 0, others: 0 },
         }
     }
 
     #[test]
     fn an_item_the_audit_flagged_gets_its_flags_unless_repair_flagged_it_first() {
-        use crate::panel::Flag;
+        use crate::quality::panel::Flag;
         let flagged = [
             candidate("a.audit", Category::Reasoning),
             candidate("b.both", Category::Reasoning),
@@ -1301,7 +1354,7 @@ mod tests {
         assert_eq!(items[0].detail, "key 12; p-a: about 15 (graded wrong)");
         assert_eq!(
             items[0].prompt_sha256,
-            crate::digest::sha256_hex(flagged[0].prompt.as_bytes())
+            crate::util::digest::sha256_hex(flagged[0].prompt.as_bytes())
         );
         assert_eq!(
             (items[1].stage.as_str(), items[1].reason.as_str()),

@@ -6,17 +6,18 @@
 //! Its requests go through the one batch runner, so a crash, a re-run or a changed template
 //! costs only the requests whose outcome is not cached yet.
 
+use super::plan::sampling;
 use super::{Ctx, StageEnd, AUDITED, AUDIT_REPORT, AUDIT_SUMMARY, REPAIRED};
-use crate::batch::{estimate_cost, CostEstimate, OutcomeOf, ReplyOutcome, Request};
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::panel::{self, Flag, Leniency, PanelAnswer, Verdict};
-use crate::record::{Candidate, Category};
+use crate::quality::panel::{self, Flag, Leniency, PanelAnswer, Verdict};
+use crate::quality::validate;
 use crate::release::{PanelSampling, PassCount};
-use crate::seeded;
-use crate::templates::{Template, TemplateError, AUDIT_REQUIRED};
-use crate::usage::Usage;
-use crate::validate;
+use crate::runner::usage::Usage;
+use crate::runner::{estimate_cost, CostEstimate, OutcomeOf, ReplyOutcome, Request};
+use crate::stages::item::{Candidate, Category};
+use crate::stages::templates::{Template, TemplateError, AUDIT_REQUIRED};
+use crate::util::seeded;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -55,25 +56,6 @@ impl AuditTemplate {
             template,
             shipped: true,
         })
-    }
-}
-
-/// The sampling of one category's panel requests: the `[audit]` override where set, else the
-/// category's target row (`T`, `p`, `L`), as the benchmark's panel will answer.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Sampling {
-    pub temperature: f64,
-    pub top_p: f64,
-    pub max_tokens: u32,
-}
-
-pub fn sampling(config: &Config, category: Category) -> Sampling {
-    let row = config.category(category).target;
-    let audit = &config.audit;
-    Sampling {
-        temperature: audit.temperature.unwrap_or(row.t),
-        top_p: audit.top_p.unwrap_or(row.p),
-        max_tokens: audit.max_tokens.unwrap_or(row.l),
     }
 }
 
@@ -172,7 +154,7 @@ impl ReportLine {
         let key = self.golds.first().map_or("none", String::as_str);
         let answers = self.answers.iter().map(|a| {
             let said = match (&a.answer, &a.error) {
-                (Some(text), _) => crate::record::excerpt(text, 80),
+                (Some(text), _) => crate::stages::item::quote(text),
                 (None, Some(error)) => error.clone(),
                 (None, None) => "no answer".into(),
             };
@@ -341,7 +323,7 @@ pub fn apply(
             ReportLine {
                 item_id: item.id.clone(),
                 category: item.category,
-                prompt_sha256: crate::digest::sha256_hex(item.prompt.as_bytes()),
+                prompt_sha256: crate::util::digest::sha256_hex(item.prompt.as_bytes()),
                 golds: item.golds.clone(),
                 answers: answers.clone(),
                 probe_question: probe.and(probe_question),
@@ -409,7 +391,7 @@ pub async fn run(ctx: &mut Ctx<'_>, job: &str) -> Result<StageEnd> {
     }
     warn_about_panel(ctx);
     let requests = requests(config, &template.template, &items);
-    crate::batch::check_request_count(config, requests.len())?;
+    crate::runner::check_request_count(config, requests.len())?;
     let batch: Vec<Request> = requests.iter().map(|r| r.request.clone()).collect();
     let Some(outcomes) = ctx
         .run_job(job, &batch, config.audit.max_cost_usd, "audit.max_cost_usd")
@@ -418,8 +400,8 @@ pub async fn run(ctx: &mut Ctx<'_>, job: &str) -> Result<StageEnd> {
         return Ok(StageEnd::Waiting);
     };
     let (report, summary) = apply(config, &mut items, &requests, &outcomes, input_sha256);
-    crate::jsonl::write(&ctx.out(AUDITED), &items)?;
-    crate::jsonl::write(&ctx.out(AUDIT_REPORT), &report)?;
+    crate::util::jsonl::write(&ctx.out(AUDITED), &items)?;
+    crate::util::jsonl::write(&ctx.out(AUDIT_REPORT), &report)?;
     super::write_json(&ctx.out(AUDIT_SUMMARY), AUDIT_SUMMARY, &summary)?;
     super::write_usage(ctx, "audit", &batch)?;
     ctx.printer.out(render_summary(&summary));
@@ -446,15 +428,15 @@ fn read_input(ctx: &Ctx<'_>) -> Result<(Vec<Candidate>, String)> {
         }
         Err(source) => return Err(Error::Read { path, source }),
     };
-    let items = crate::jsonl::read(&path)?;
-    Ok((items, crate::digest::sha256_hex(&bytes)))
+    let items = crate::util::jsonl::read(&path)?;
+    Ok((items, crate::util::digest::sha256_hex(&bytes)))
 }
 
 /// The SHA-256 of `repaired.jsonl` as it is now, for the staleness check in assemble.
 pub fn input_digest(out_dir: &Path) -> Result<String> {
     let path = out_dir.join(REPAIRED);
     std::fs::read(&path)
-        .map(|bytes| crate::digest::sha256_hex(&bytes))
+        .map(|bytes| crate::util::digest::sha256_hex(&bytes))
         .map_err(|source| Error::Read { path, source })
 }
 
@@ -470,8 +452,8 @@ pub fn dry_run(config: &Config, out_dir: &Path) -> Result<String> {
         let plan = super::plan::audit(config, template.template.text());
         return Ok(super::plan::render(config, &plan));
     }
-    let items: Vec<Candidate> = crate::jsonl::read(&input)?;
-    let cache = crate::batch::cache::Cache::open(&crate::batch::StateDir::new(out_dir).cache())?;
+    let items: Vec<Candidate> = crate::util::jsonl::read(&input)?;
+    let cache = crate::runner::cache::Cache::open(&crate::runner::StateDir::new(out_dir).cache())?;
     let requests = requests(config, &template.template, &items);
     let cached = |r: &PanelRequest| cache.contains(&r.request.custom_id, r.request.body_hash());
     let mut lines = vec![format!(

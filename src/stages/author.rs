@@ -2,23 +2,24 @@
 //! templates with a seeded domain rotation, runs them through the batch runner, parses and
 //! validates every item on its own, and tops up short categories in further rounds.
 
+use super::plan::target;
 use super::rounds::{Rounds, Slice};
 use super::{Ctx, StageEnd, AUTHORED, AUTHOR_SUMMARY, REJECTS};
-use crate::batch::{
+use crate::config::{Config, Provider, ResponseFormat};
+use crate::error::Result;
+use crate::quality::dedup::{DupKind, ReferenceSet};
+use crate::quality::validate::{self, Patterns, Reason, Rejection, Rules};
+use crate::runner::{
     check_planned, estimate_cost, estimate_weighted, BatchError, CostEstimate, CostGuard,
     OutcomeOf, ReplyOutcome, Request,
 };
-use crate::config::{Config, Provider, ResponseFormat};
-use crate::dedup::{DupKind, ReferenceSet};
-use crate::error::Result;
-use crate::jsonl;
-use crate::parallel;
-use crate::record::{excerpt, Candidate, Category, Reject};
-use crate::reply;
-use crate::seeded;
-use crate::templates::Templates;
-use crate::validate::{self, Patterns, Reason, Rejection, Rules};
-use crate::yields::{self, Example, RoundYield, Tally};
+use crate::stages::item::{excerpt, Candidate, Category, Reject};
+use crate::stages::reply;
+use crate::stages::templates::Templates;
+use crate::stages::yields::{self, Example, RoundYield, Tally};
+use crate::util::jsonl;
+use crate::util::parallel;
+use crate::util::seeded;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -80,7 +81,7 @@ impl TemplateExamples {
     }
 
     fn check(&self, category: Category, prompt: &str) -> Result<(), Rejection> {
-        let example = crate::templates::example_item_name(category);
+        let example = crate::stages::templates::example_item_name(category);
         let copied = |detail: String| {
             Err(Rejection {
                 reason: Reason::CopiesTemplateExample,
@@ -115,11 +116,6 @@ impl TemplateExamples {
             None => Ok(()),
         }
     }
-}
-
-/// Valid items wanted per category: `per_category × oversample`, rounded up.
-pub fn target(config: &Config) -> usize {
-    (config.release.per_category as f64 * config.author.oversample).ceil() as usize
 }
 
 /// The rotation of domains for one category: a seeded shuffle of `author.domains`.
@@ -343,7 +339,7 @@ pub fn check_round(
         all.iter().partition(|r| (r.round as usize) < round);
     let earlier: Vec<&Request> = earlier.iter().map(|r| &r.request).collect();
     let this: Vec<&Request> = this.iter().map(|r| &r.request).collect();
-    crate::batch::check_guard(ctx.config, &this, &guard(ctx, &earlier)?)?;
+    crate::runner::check_guard(ctx.config, &this, &guard(ctx, &earlier)?)?;
     Ok(())
 }
 
@@ -912,7 +908,8 @@ mod tests {
     fn a_memory_block_copied_from_the_template_example_is_a_copy_whatever_it_asks() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let templates = Templates::load(&root.join("prompts")).unwrap();
-        let examples = TemplateExamples::of(&templates, crate::dedup::DEFAULT_THRESHOLD).unwrap();
+        let examples =
+            TemplateExamples::of(&templates, crate::quality::dedup::DEFAULT_THRESHOLD).unwrap();
         let block = "Memory:\n- tenant: Riverside Family Clinic (HIPAA workspace)\n\
             - sso_provider: Okta\n- password_rotation: 90 days\n\
             - session_idle_timeout: 30 minutes\n- mfa_grace_period: 72 hours\n\

@@ -10,12 +10,12 @@ use super::assemble::{self, Selection};
 use super::author::{self, Plan, TemplateExamples};
 use super::rounds::{Evaluation, Round, Rounds, Slice, Standing};
 use super::{audit, repair, Ctx, StageEnd, REJECTS};
-use crate::cli::AssembleArgs;
 use crate::config::Config;
 use crate::error::Result;
-use crate::record::{excerpt, Category, Reject};
-use crate::templates::Templates;
-use crate::yields::{RoundSurvival, Survival};
+use crate::stages::assemble::AssembleOptions;
+use crate::stages::item::{excerpt, Category, Reject};
+use crate::stages::templates::Templates;
+use crate::stages::yields::{RoundSurvival, Survival};
 use std::collections::BTreeMap;
 
 /// A round whose items survive at less than this share counts as near zero; a category with
@@ -41,7 +41,7 @@ fn job(stage: &str, round: usize) -> String {
 pub async fn run(
     ctx: &mut Ctx<'_>,
     templates: &Templates,
-    args: &AssembleArgs,
+    args: &AssembleOptions,
 ) -> Result<StageEnd> {
     let config = ctx.config;
     let keep_flagged = args.keep_flagged || config.assemble.keep_flagged;
@@ -311,7 +311,7 @@ fn first_author_reject(ctx: &Ctx<'_>, category: Category, reason: &str) -> Resul
     let mut found = None;
     let path = ctx.out(REJECTS);
     if path.exists() {
-        crate::jsonl::for_each(&path, |r: Reject| {
+        crate::util::jsonl::for_each(&path, |r: Reject| {
             if found.is_none()
                 && r.stage == "author"
                 && r.category == category

@@ -5,13 +5,17 @@ pub mod assemble;
 pub mod audit;
 pub mod author;
 pub mod fill;
+pub mod item;
 pub mod plan;
 pub mod repair;
+pub mod reply;
 pub mod rounds;
+pub mod templates;
+pub mod yields;
 
-use crate::batch::{CostGuard, ReplyOutcome, Request, Runner};
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::runner::{CostGuard, ReplyOutcome, Request, Runner};
 use crate::ui::Printer;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -89,7 +93,7 @@ pub fn write_usage<'r>(
 ) -> Result<()> {
     let usage = ctx.runner.usage(requests)?;
     let path = ctx.out(USAGE);
-    let mut all: std::collections::BTreeMap<String, crate::usage::StageUsage> =
+    let mut all: std::collections::BTreeMap<String, crate::runner::usage::StageUsage> =
         match std::fs::read(&path) {
             Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_default(),
             Err(_) => Default::default(),
@@ -102,7 +106,7 @@ pub fn write_usage<'r>(
 pub fn write_json(path: &Path, what: &'static str, value: &impl serde::Serialize) -> Result<()> {
     let bytes =
         serde_json::to_vec_pretty(value).map_err(|source| Error::Serialise { what, source })?;
-    crate::fsio::write_atomic(path, &bytes).map_err(|source| Error::Write {
+    crate::util::fsio::write_atomic(path, &bytes).map_err(|source| Error::Write {
         path: path.to_path_buf(),
         source,
     })

@@ -1,12 +1,38 @@
 //! What the repair and audit stages will ask for before any item exists: their request counts
 //! and worst-case cost, planned from the valid items the author stage aims for. `author
 //! --dry-run` shows every stage this way, so a user sees the whole run's price before paying
-//! for any of it; once items exist, `audit --dry-run` counts its real requests instead.
+//! for any of it; once items exist, `audit --dry-run` counts its real requests instead. The two
+//! facts the stages and the plan share live here too: the valid items each category aims for
+//! ([`target`]) and the panel's sampling ([`sampling`]), so no stage imports another's.
 
-use crate::batch::{message_tokens, CostEstimate};
 use crate::config::Config;
-use crate::record::Category;
+use crate::runner::{message_tokens, CostEstimate};
+use crate::stages::item::Category;
 use std::collections::BTreeSet;
+
+/// Valid items wanted per category: `per_category × oversample`, rounded up.
+pub fn target(config: &Config) -> usize {
+    (config.release.per_category as f64 * config.author.oversample).ceil() as usize
+}
+
+/// The sampling of one category's panel requests: the `[audit]` override where set, else the
+/// category's target row (`T`, `p`, `L`), as the benchmark's panel will answer.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sampling {
+    pub temperature: f64,
+    pub top_p: f64,
+    pub max_tokens: u32,
+}
+
+pub fn sampling(config: &Config, category: Category) -> Sampling {
+    let row = config.category(category).target;
+    let audit = &config.audit;
+    Sampling {
+        temperature: audit.temperature.unwrap_or(row.t),
+        top_p: audit.top_p.unwrap_or(row.p),
+        max_tokens: audit.max_tokens.unwrap_or(row.l),
+    }
+}
 
 /// The planned requests of one category in one stage.
 pub struct Row {
@@ -56,7 +82,7 @@ fn plan(
     template_tokens: u64,
     per_item: impl Fn(Category) -> (u64, u64),
 ) -> Vec<Row> {
-    let items = super::author::target(config) as u64;
+    let items = target(config) as u64;
     Category::ALL
         .into_iter()
         .filter_map(|category| {
@@ -108,8 +134,8 @@ pub fn audit(config: &Config, audit_template: &str) -> Plan {
             &config.audit.models,
             message_tokens(audit_template),
             |category| {
-                let probed = probe && crate::panel::has_context(category);
-                let sampling = super::audit::sampling(config, category);
+                let probed = probe && crate::quality::panel::has_context(category);
+                let sampling = sampling(config, category);
                 (1 + u64::from(probed), u64::from(sampling.max_tokens))
             },
         ),
@@ -122,14 +148,14 @@ pub fn audit(config: &Config, audit_template: &str) -> Plan {
 fn basis(config: &Config) -> String {
     format!(
         "{} valid items per category (release.per_category × author.oversample), each at most its share of the authoring reply's max_tokens",
-        super::author::target(config)
+        target(config)
     )
 }
 
 impl Plan {
     /// The worst-case cost of one item of `category` in this stage (0 for a category it skips).
     pub fn per_item_usd(&self, config: &Config, category: Category) -> f64 {
-        let items = super::author::target(config).max(1) as f64;
+        let items = target(config).max(1) as f64;
         self.rows
             .iter()
             .find(|row| row.category == category)

@@ -3,15 +3,15 @@
 //! that all verifiers contradict are replaced, and ill-posed or unverifiable items are flagged.
 
 use super::{Ctx, StageEnd, AUTHORED, REPAIRED, REPAIR_REPORT, REPAIR_SUMMARY};
-use crate::batch::{OutcomeOf, ReplyOutcome, Request, Usage};
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::expr;
-use crate::numeric::{self, Quantity};
-use crate::record::{Candidate, Category};
-use crate::release::{RepairCounts, RepairNumbers};
-use crate::seeded;
-use crate::templates::Templates;
+use crate::quality::expr;
+use crate::quality::numeric::{self, Quantity};
+use crate::release::{RepairCounts, RepairNumbers, VerifierNumbers};
+use crate::runner::{OutcomeOf, ReplyOutcome, Request, Usage};
+use crate::stages::item::{Candidate, Category};
+use crate::stages::templates::Templates;
+use crate::util::seeded;
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -57,23 +57,13 @@ pub struct ReportLine {
     pub new_golds: Option<Vec<String>>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
-pub struct VerifierCounts {
-    pub answered: usize,
-    pub unparseable: usize,
-    pub fell_back: usize,
-    pub expr_mismatch: usize,
-    pub agreed_with_key: usize,
-    pub disagreed_with_key: usize,
-}
-
 /// `repair_summary.json`: the numbers the release card states.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct Summary {
     pub verifiers: Vec<String>,
     pub total: RepairCounts,
     pub by_category: BTreeMap<Category, RepairCounts>,
-    pub by_verifier: BTreeMap<String, VerifierCounts>,
+    pub by_verifier: BTreeMap<String, VerifierNumbers>,
     pub flag_reasons: BTreeMap<String, usize>,
     pub usage: Usage,
 }
@@ -265,7 +255,7 @@ pub fn decide(item: &Candidate, answers: Vec<VerifierAnswer>, verified: &[Quanti
         return line;
     }
     let golds = numeric::canonical_golds(first);
-    if crate::grade::graded(&item.prompt, &golds) {
+    if crate::quality::grade::graded(&item.prompt, &golds) {
         line.new_golds = Some(golds);
         return flag(line, "repaired_gold_in_prompt");
     }
@@ -368,11 +358,11 @@ pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates, job: &str) -> Result<
         }
     }
     let mut requests = Vec::new();
-    crate::jsonl::for_each(&authored_path, |item: Candidate| {
+    crate::util::jsonl::for_each(&authored_path, |item: Candidate| {
         requests.extend(requests_of(config, templates, &item));
         Ok::<_, Error>(())
     })?;
-    crate::batch::check_request_count(config, requests.len())?;
+    crate::runner::check_request_count(config, requests.len())?;
     let Some(outcomes) = ctx
         .run_job(
             job,
@@ -388,9 +378,9 @@ pub async fn run(ctx: &mut Ctx<'_>, templates: &Templates, job: &str) -> Result<
         verifiers: config.repair.models.clone(),
         ..Summary::default()
     };
-    let mut repaired = crate::jsonl::Writer::create(&ctx.out(REPAIRED))?;
-    let mut report = crate::jsonl::Writer::create(&ctx.out(REPAIR_REPORT))?;
-    crate::jsonl::for_each(&authored_path, |mut item: Candidate| {
+    let mut repaired = crate::util::jsonl::Writer::create(&ctx.out(REPAIRED))?;
+    let mut report = crate::util::jsonl::Writer::create(&ctx.out(REPAIR_REPORT))?;
+    crate::util::jsonl::for_each(&authored_path, |mut item: Candidate| {
         if let Some(line) = apply(config, &mut item, &outcomes, &mut summary) {
             report.push(&line)?;
         }

@@ -5,7 +5,7 @@
 //! the evaluations without the network.
 
 use crate::error::{Error, Result};
-use crate::record::Category;
+use crate::stages::item::Category;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -57,7 +57,7 @@ pub struct Rounds {
 
 impl Rounds {
     pub fn path(out_dir: &Path) -> PathBuf {
-        crate::batch::StateDir::new(out_dir).root.join(FILE)
+        crate::runner::StateDir::new(out_dir).root.join(FILE)
     }
 
     /// The recorded rounds, or none on a fresh out dir.

@@ -35,7 +35,7 @@ use http_body::Frame;
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
-use saseval_gen::batch::online::CUSTOM_ID_HEADER;
+use saseval_gen::runner::online::CUSTOM_ID_HEADER;
 
 use crate::fake_api::{api_error, Connection, ControlledListener, FakeReply, Responder};
 

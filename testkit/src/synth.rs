@@ -4,9 +4,9 @@
 //! assemble built from the same items. Everything is deterministic in its arguments.
 
 use crate::replies;
-use saseval_gen::batch::Request;
-use saseval_gen::record::{Candidate, Category};
+use saseval_gen::runner::Request;
 use saseval_gen::stages::author::AuthorRequest;
+use saseval_gen::stages::item::{Candidate, Category};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -123,7 +123,7 @@ pub fn write_output_file(path: &Path, lines: usize) -> std::io::Result<u64> {
 /// The valid items of reply `i` as candidates, as `authored.jsonl` holds them.
 pub fn candidates_of(i: usize) -> Vec<Candidate> {
     let r = author_request(i);
-    let Ok(parsed) = saseval_gen::reply::parse_items(&author_reply(i)) else {
+    let Ok(parsed) = saseval_gen::stages::reply::parse_items(&author_reply(i)) else {
         return Vec::new();
     };
     parsed
@@ -131,7 +131,8 @@ pub fn candidates_of(i: usize) -> Vec<Candidate> {
         .iter()
         .enumerate()
         .filter_map(|(k, value)| {
-            let fields = saseval_gen::validate::fields_from_value(r.category, value).ok()?;
+            let fields =
+                saseval_gen::quality::validate::fields_from_value(r.category, value).ok()?;
             Some(Candidate {
                 id: format!("{}.r0.{:04}.{k}", r.category, r.index),
                 category: r.category,

@@ -37,13 +37,13 @@ const PANEL: &str = "audit.models=[\"p-a\", \"p-b\", \"p-c\"]";
 /// A value of the prompt's context other than `gold`: its first word with a digit that neither
 /// contains the gold nor is contained in it, once normalised as the grader does.
 fn distractor_in(prompt: &str, gold: &str) -> Option<String> {
-    let gold = saseval_gen::grade::norm(gold);
+    let gold = saseval_gen::quality::grade::norm(gold);
     prompt
         .split_whitespace()
         .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '%' && c != '$'))
         .filter(|w| w.len() >= 2 && w.chars().any(|c| c.is_ascii_digit()))
         .find(|w| {
-            let word = saseval_gen::grade::norm(w);
+            let word = saseval_gen::quality::grade::norm(w);
             !word.contains(gold.trim()) && !gold.contains(word.trim())
         })
         .map(str::to_string)
@@ -190,7 +190,7 @@ fn a_key_the_panel_does_not_reach_is_flagged_left_out_and_the_surplus_fills_its_
     let hashes = manifest["flagged_prompts_sha256"].as_array().expect("list");
     for id in DISTRACTED {
         let prompt = audited[id]["prompt"].as_str().expect("prompt");
-        let hash = saseval_gen::digest::sha256_hex(prompt.as_bytes());
+        let hash = saseval_gen::util::digest::sha256_hex(prompt.as_bytes());
         assert!(hashes.contains(&Value::String(hash)), "{id} is listed");
     }
     let pass = &manifest["audit"]["pass"]["conversational"]["p-a"];

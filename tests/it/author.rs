@@ -198,7 +198,7 @@ fn a_doubtful_gold_variant_is_dropped_with_a_note_and_its_item_kept() {
 #[test]
 fn the_readme_documents_every_reject_code() {
     let readme = std::fs::read_to_string(repo().join("README.md")).expect("README.md");
-    let missing: Vec<String> = saseval_gen::validate::Reason::all()
+    let missing: Vec<String> = saseval_gen::quality::validate::Reason::all()
         .iter()
         .map(|reason| format!("| `{}` | {} |", reason.code(), reason.meaning()))
         .filter(|row| !readme.contains(row.as_str()))
@@ -212,7 +212,7 @@ fn the_readme_documents_every_reject_code() {
 
 /// The prompts of the items `reply` holds at the `planted` positions.
 fn planted_prompts(reply: &str, planted: &[(usize, &'static str)]) -> Vec<String> {
-    let items = saseval_gen::reply::parse_items(reply)
+    let items = saseval_gen::stages::reply::parse_items(reply)
         .expect("a planted reply parses")
         .items;
     planted

@@ -26,9 +26,9 @@ pub(crate) fn files_outside(dir: &Path, skip: &Path) -> BTreeMap<PathBuf, Vec<u8
         .collect()
 }
 
-/// The bar every bad input is held to (the README's "bad input" table): each run ends with an
-/// exit code of the Contract and no panic or abort; the key is in no output and no file of the
-/// out dir; no file outside the out dir changes; and, where the run ends well, every request
+/// The bar every bad input is held to (the README's "bad input" table): each run ends with an exit
+/// code of the Contract (README.md) and no panic or abort; the key is in no output and no file of
+/// the out dir; no file outside the out dir changes; and, where the run ends well, every request
 /// line a server batched has its outcome in the cache (no paid response lost).
 pub(crate) struct Bar {
     dir: PathBuf,

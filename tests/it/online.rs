@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use saseval_gen::batch::online::MAX_REPLY_BYTES;
+use saseval_gen::runner::online::MAX_REPLY_BYTES;
 use saseval_testkit::fake_api::{FakeReply, Responder};
 use saseval_testkit::fake_online::{FakeOnline, OnlineFault};
 

@@ -356,7 +356,7 @@ fn streaming_assemble_writes_the_bytes_the_in_memory_assemble_wrote() {
     for (name, expected) in IN_MEMORY_ASSEMBLE {
         let bytes = std::fs::read(dir.path().join(name)).expect("written");
         assert_eq!(
-            saseval_gen::digest::sha256_hex(&bytes),
+            saseval_gen::util::digest::sha256_hex(&bytes),
             expected,
             "{name} differs from the in-memory assemble's"
         );

@@ -39,9 +39,9 @@ fn repair_fixes_wrong_keys_keeps_formatting_only_differences_and_flags_ill_posed
         if item.kind == replies::KeyKind::Wrong {
             let golds: Vec<String> =
                 serde_json::from_value(line["new_golds"].clone()).expect("new golds");
-            let answer = saseval_gen::numeric::format_value(item.true_answer);
+            let answer = saseval_gen::quality::numeric::format_value(item.true_answer);
             assert!(
-                saseval_gen::grade::graded(&answer, &golds),
+                saseval_gen::quality::grade::graded(&answer, &golds),
                 "repaired golds {golds:?} grade {answer}"
             );
         }

@@ -1,0 +1,457 @@
+//! The audit panel's verdict on an item. The SAS protocol grades a frozen panel's answers against
+//! `golds` with the card's substring grader, so a key that no careful model reaches (a
+//! distractor of its own context, the wrong one of two values, a format natural answers do not
+//! match) makes the benchmark wrong in a way no text rule can see. Here each panel answer is
+//! graded as the protocol will grade it; a numeric key the panel reaches only under the repair
+//! stage's numeric compare gets the surface variants that make those answers grade; an item
+//! answered correctly without its context does not test context handling; and a gold set that
+//! grades answers to other questions correct is too lenient.
+
+use crate::quality::grade::{graded, norm};
+use crate::quality::numeric::{self, Quantity};
+use crate::stages::item::{Candidate, Category};
+use crate::stages::reply;
+use serde::{Deserialize, Serialize};
+
+/// Ends the custom_id of a context-probe request: `audit/<item-id>/<model>/no-context`.
+pub const NO_CONTEXT_SUFFIX: &str = "/no-context";
+
+/// The custom_id of `model`'s answer to item `item_id`, or to its question alone (`probe`).
+pub fn custom_id(item_id: &str, model: &str, probe: bool) -> String {
+    let suffix = if probe { NO_CONTEXT_SUFFIX } else { "" };
+    format!("audit/{item_id}/{model}{suffix}")
+}
+
+/// Why the audit flags an item (`_needs_review`), as `audit_report.jsonl` and the card name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Flag {
+    /// Fewer than `audit.min_correct` panel models reach the key.
+    PanelDisagrees,
+    /// The panel reaches the numeric key under numeric compare, but no surface variant makes
+    /// those answers grade (or the variant would appear in the prompt).
+    GoldFormat,
+    /// As many panel models as an item needs to pass (`audit.min_correct`, at most a majority)
+    /// answer correctly from the question alone.
+    ContextNotNeeded,
+    /// The golds grade a noticeable share of the answers to other items correct.
+    GoldTooLenient,
+}
+
+impl Flag {
+    pub const ALL: [Flag; 4] = [
+        Flag::PanelDisagrees,
+        Flag::GoldFormat,
+        Flag::ContextNotNeeded,
+        Flag::GoldTooLenient,
+    ];
+
+    pub fn code(self) -> &'static str {
+        match self {
+            Flag::PanelDisagrees => "panel_disagrees",
+            Flag::GoldFormat => "gold_format",
+            Flag::ContextNotNeeded => "context_not_needed",
+            Flag::GoldTooLenient => "gold_too_lenient",
+        }
+    }
+
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Flag::PanelDisagrees => "fewer than `audit.min_correct` panel models reach the key",
+            Flag::GoldFormat => {
+                "the panel reaches the numeric key only under numeric compare, and no surface \
+                 variant of it grades those answers"
+            }
+            Flag::ContextNotNeeded => {
+                "as many panel models as an item needs to pass (`audit.min_correct`, at most a \
+                 majority) answer correctly with the context removed"
+            }
+            Flag::GoldTooLenient => "the golds grade answers to other items' questions correct",
+        }
+    }
+}
+
+/// One panel model's answer to one request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PanelAnswer {
+    pub model: String,
+    /// The answer as the model wrote it, reasoning removed; `None` when it gave none.
+    pub answer: Option<String>,
+    /// Why there is no answer (a failed request, a reply without content).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The card's grader counts the answer correct.
+    pub correct: bool,
+    /// Numeric items: the number the answer means agrees with the key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub numeric: Option<bool>,
+}
+
+/// The number a numeric item's key means: its first gold that parses.
+pub fn key_quantity(item: &Candidate) -> Option<Quantity> {
+    item.golds.iter().find_map(|g| numeric::parse_quantity(g))
+}
+
+/// Grades one reply (`Err` holds why there is none) against `item`'s golds, as the SAS protocol
+/// will, and for a numeric item also by the number the answer means.
+pub fn grade(item: &Candidate, model: &str, reply: Result<&str, String>) -> PanelAnswer {
+    let text = match reply {
+        Ok(text) => reply::without_thinking(text).text.trim().to_string(),
+        Err(error) => {
+            return PanelAnswer {
+                model: model.to_string(),
+                answer: None,
+                error: Some(error),
+                correct: false,
+                numeric: None,
+            }
+        }
+    };
+    if text.is_empty() {
+        return PanelAnswer {
+            model: model.to_string(),
+            answer: None,
+            error: Some("the reply is empty once reasoning is removed".into()),
+            correct: false,
+            numeric: None,
+        };
+    }
+    let numeric = item.category.is_numeric().then(|| {
+        let rate = numeric::is_rate_question(&item.prompt);
+        match (key_quantity(item), numeric::parse_quantity(&text)) {
+            (Some(key), Some(answer)) => numeric::agree(&answer, &key, rate),
+            _ => false,
+        }
+    });
+    PanelAnswer {
+        model: model.to_string(),
+        correct: graded(&text, &item.golds),
+        answer: Some(text),
+        error: None,
+        numeric,
+    }
+}
+
+/// What the audit decided about one item.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// Panel answers the grader counts correct (after any added variants).
+    pub correct: usize,
+    /// Context-probe answers the grader counts correct, when the item was probed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_correct: Option<usize>,
+    /// Surface variants of the numeric key added so that correct answers grade (not a repair:
+    /// the value is unchanged).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub added_golds: Vec<String>,
+    pub flags: Vec<Flag>,
+}
+
+impl Verdict {
+    pub fn passed(&self) -> bool {
+        self.flags.is_empty()
+    }
+}
+
+/// Judges `item` from its panel `answers` (and, for a probed item, the answers to its question
+/// alone). A numeric key the panel reaches only under numeric compare gets the canonical surface
+/// variants of its value; `answers` are then graded again against the new golds.
+pub fn judge(
+    item: &mut Candidate,
+    answers: &mut [PanelAnswer],
+    probe: Option<&[PanelAnswer]>,
+    min_correct: usize,
+) -> Verdict {
+    let mut verdict = Verdict {
+        correct: count_correct(answers),
+        probe_correct: probe.map(count_correct),
+        added_golds: Vec::new(),
+        flags: Vec::new(),
+    };
+    if verdict.correct < min_correct {
+        let reached = answers.iter().filter(|a| a.numeric == Some(true)).count();
+        if item.category.is_numeric() && reached >= min_correct.max(1) {
+            match variants_that_grade(item, answers, min_correct) {
+                Some(added) => {
+                    item.golds.extend(added.iter().cloned());
+                    for answer in answers.iter_mut() {
+                        answer.correct = answer
+                            .answer
+                            .as_deref()
+                            .is_some_and(|text| graded(text, &item.golds));
+                    }
+                    verdict.correct = count_correct(answers);
+                    verdict.added_golds = added;
+                }
+                None => verdict.flags.push(Flag::GoldFormat),
+            }
+        } else {
+            verdict.flags.push(Flag::PanelDisagrees);
+        }
+    }
+    let threshold = probe_threshold(answers.len(), min_correct);
+    if verdict.probe_correct.is_some_and(|n| n >= threshold) {
+        verdict.flags.push(Flag::ContextNotNeeded);
+    }
+    verdict
+}
+
+/// Context-probe answers that reach the key and so flag the item: as many as an item needs to
+/// pass (`min_correct`), at most a majority of the panel. A key one blind answer reaches is
+/// guessable when one answer is enough to pass; with `min_correct = 0` (rates reported, keys not
+/// judged) a majority.
+fn probe_threshold(panel: usize, min_correct: usize) -> usize {
+    let majority = panel / 2 + 1;
+    match min_correct {
+        0 => majority,
+        needed => needed.min(majority),
+    }
+}
+
+fn count_correct(answers: &[PanelAnswer]) -> usize {
+    answers.iter().filter(|a| a.correct).count()
+}
+
+/// The canonical forms of the key's value that are not yet golds, when with them at least
+/// `min_correct` answers grade correct and none of them gives the answer away in the prompt.
+fn variants_that_grade(
+    item: &Candidate,
+    answers: &[PanelAnswer],
+    min_correct: usize,
+) -> Option<Vec<String>> {
+    let key = key_quantity(item)?;
+    let known: Vec<String> = item.golds.iter().map(|g| norm(g)).collect();
+    let added: Vec<String> = numeric::canonical_golds(&key)
+        .into_iter()
+        .filter(|g| !known.contains(&norm(g)))
+        .collect();
+    if added.is_empty() || graded(&item.prompt, &added) {
+        return None;
+    }
+    let golds: Vec<&str> = item
+        .golds
+        .iter()
+        .chain(&added)
+        .map(String::as_str)
+        .collect();
+    let grading = answers
+        .iter()
+        .filter(|a| a.answer.as_deref().is_some_and(|text| graded(text, &golds)))
+        .count();
+    (grading >= min_correct).then_some(added)
+}
+
+/// Share of the other items' answers an item's golds must grade correct to be too lenient…
+pub const LENIENT_SHARE: f64 = 0.02;
+/// …and the fewest such answers (a small audit does not flag on one coincidence).
+pub const LENIENT_MIN_HITS: usize = 3;
+
+/// How lenient one item's golds are: the other items' answers they grade correct.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Leniency {
+    pub hits: usize,
+    pub others: usize,
+}
+
+impl Leniency {
+    pub fn share(&self) -> f64 {
+        if self.others == 0 {
+            0.0
+        } else {
+            self.hits as f64 / self.others as f64
+        }
+    }
+
+    pub fn too_lenient(&self) -> bool {
+        self.hits >= LENIENT_MIN_HITS && self.share() >= LENIENT_SHARE
+    }
+}
+
+/// For each item (its golds), how many of the answers to the other items it grades correct.
+/// `answers` pairs each answer with the index of the item it answers. Every text is normalised
+/// once; the work is items × answers substring tests, spread over the cores.
+pub fn leniency(golds: &[Vec<String>], answers: &[(usize, &str)]) -> Vec<Leniency> {
+    let answers: Vec<(usize, String)> = answers
+        .iter()
+        .map(|(item, text)| (*item, norm(text)))
+        .collect();
+    let indexed: Vec<(usize, Vec<String>)> = golds
+        .iter()
+        .enumerate()
+        .map(|(item, golds)| (item, golds.iter().map(|g| norm(g)).collect()))
+        .collect();
+    crate::util::parallel::map(
+        &indexed,
+        crate::util::parallel::threads(),
+        |(item, golds)| {
+            let others = answers.iter().filter(|(owner, _)| owner != item);
+            let mut leniency = Leniency { hits: 0, others: 0 };
+            for (_, answer) in others {
+                leniency.others += 1;
+                if golds.iter().any(|gold| answer.contains(gold.as_str())) {
+                    leniency.hits += 1;
+                }
+            }
+            leniency
+        },
+    )
+}
+
+/// The categories whose items carry a context the question needs (and so get a context probe).
+pub fn has_context(category: Category) -> bool {
+    matches!(
+        category,
+        Category::LongDocumentQa
+            | Category::MultiDocumentQa
+            | Category::Conversational
+            | Category::MemoryRecall
+            | Category::MemoryUpdate
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(category: Category, prompt: &str, golds: &[&str]) -> Candidate {
+        Candidate {
+            id: "x".into(),
+            category,
+            domain: "d".into(),
+            prompt: prompt.into(),
+            golds: golds.iter().map(|g| g.to_string()).collect(),
+            durable: None,
+            stale: None,
+            custom_id: "author/x".into(),
+            model: "m".into(),
+            round: 0,
+            gold_repaired: false,
+            needs_review: false,
+        }
+    }
+
+    fn answers(item: &Candidate, texts: &[&str]) -> Vec<PanelAnswer> {
+        texts
+            .iter()
+            .enumerate()
+            .map(|(i, text)| grade(item, &format!("m{i}"), Ok(text)))
+            .collect()
+    }
+
+    const DOC: &str = "EU logs are kept 400 days; US logs 90 days. How long are EU logs kept?";
+
+    #[test]
+    fn a_majority_reaching_the_key_passes_and_one_dissent_does_not_flag() {
+        let mut doc = item(Category::LongDocumentQa, DOC, &["400 days"]);
+        let mut got = answers(&doc, &["400 days.", "They are kept 400 days", "90 days"]);
+        let verdict = judge(&mut doc, &mut got, None, 2);
+        assert_eq!((verdict.correct, verdict.passed()), (2, true));
+    }
+
+    #[test]
+    fn a_key_no_majority_reaches_is_flagged() {
+        let mut distractor = item(Category::LongDocumentQa, DOC, &["90 days"]);
+        let mut got = answers(&distractor, &["400 days", "400 days.", "90 days"]);
+        let verdict = judge(&mut distractor, &mut got, None, 2);
+        assert_eq!(verdict.flags, [Flag::PanelDisagrees]);
+    }
+
+    #[test]
+    fn thinking_is_removed_before_grading() {
+        let doc = item(Category::LongDocumentQa, DOC, &["90 days"]);
+        let answer = grade(&doc, "m", Ok("<think>not 90 days</think>400 days"));
+        assert_eq!(answer.answer.as_deref(), Some("400 days"));
+        assert!(!answer.correct);
+        let failed = grade(&doc, "m", Err("request_failed".into()));
+        assert_eq!(
+            (failed.correct, failed.error.as_deref()),
+            (false, Some("request_failed"))
+        );
+    }
+
+    #[test]
+    fn a_numeric_key_reached_in_another_format_gets_the_variants_that_grade() {
+        let prompt =
+            "Each of 12 seats costs $102.875 a month. What is the monthly total in dollars?";
+        let mut reasoning = item(Category::Reasoning, prompt, &["1234.5"]);
+        let mut got = answers(
+            &reasoning,
+            &["$1,234.50", "The total is $1,234.50.", "1,300"],
+        );
+        assert_eq!(
+            count_correct(&got),
+            0,
+            "the plain key grades no natural answer"
+        );
+        let verdict = judge(&mut reasoning, &mut got, None, 2);
+        assert!(verdict.passed(), "{verdict:?}");
+        assert_eq!(verdict.correct, 2);
+        assert!(!verdict.added_golds.is_empty());
+        assert!(reasoning.golds.starts_with(&["1234.5".to_string()]));
+        assert!(graded("$1,234.50", &reasoning.golds));
+    }
+
+    #[test]
+    fn a_numeric_key_the_panel_contradicts_is_flagged_not_reformatted() {
+        let prompt =
+            "Each of 12 seats costs $102.875 a month. What is the monthly total in dollars?";
+        let mut reasoning = item(Category::Reasoning, prompt, &["1300"]);
+        let mut got = answers(&reasoning, &["$1,234.50", "1234.5", "1,300"]);
+        let verdict = judge(&mut reasoning, &mut got, None, 2);
+        assert_eq!(verdict.flags, [Flag::PanelDisagrees]);
+        assert_eq!(reasoning.golds, ["1300"]);
+    }
+
+    #[test]
+    fn an_item_answered_without_its_context_is_flagged() {
+        let mut doc = item(Category::LongDocumentQa, DOC, &["400 days"]);
+        let mut got = answers(&doc, &["400 days", "400 days", "400 days"]);
+        let probe = answers(&doc, &["400 days", "Probably 400 days", "I cannot tell"]);
+        let verdict = judge(&mut doc, &mut got, Some(&probe), 2);
+        assert_eq!(
+            (verdict.probe_correct, verdict.flags.as_slice()),
+            (Some(2), &[Flag::ContextNotNeeded][..])
+        );
+        let blind = answers(&doc, &["I cannot tell", "90 days?", "no idea"]);
+        let verdict = judge(&mut doc, &mut got, Some(&blind), 2);
+        assert!(verdict.passed());
+    }
+
+    #[test]
+    fn a_probe_answer_reaching_the_key_flags_the_item_when_one_answer_passes_it() {
+        let mut doc = item(Category::LongDocumentQa, DOC, &["400 days"]);
+        let mut got = answers(&doc, &["400 days", "400 days"]);
+        let guessed = answers(&doc, &["400 days", "I cannot tell"]);
+        let verdict = judge(&mut doc, &mut got, Some(&guessed), 1);
+        assert_eq!(verdict.flags, [Flag::ContextNotNeeded]);
+        let verdict = judge(&mut doc, &mut got, Some(&guessed), 2);
+        assert!(
+            verdict.passed(),
+            "a majority rule needs a majority of probes"
+        );
+        let verdict = judge(&mut doc, &mut got, Some(&guessed), 0);
+        assert!(verdict.passed(), "min_correct 0 judges by a majority");
+    }
+
+    #[test]
+    fn golds_that_grade_other_items_answers_are_too_lenient() {
+        let golds = vec![
+            vec!["1".to_string()],
+            vec!["400 days".to_string()],
+            vec!["Okta".to_string()],
+            vec!["eu-west-1".to_string()],
+        ];
+        let texts = [
+            (0, "1"),
+            (1, "400 days, per clause 1.2"),
+            (2, "Okta, since 2021"),
+            (3, "eu-west-1 (zone 1a)"),
+            (3, "region eu-west-1"),
+        ];
+        let found = leniency(&golds, &texts);
+        assert_eq!(found[0], Leniency { hits: 4, others: 4 });
+        assert!(found[0].too_lenient());
+        assert_eq!(found[1].hits, 0);
+        assert!(!found[3].too_lenient());
+    }
+}

@@ -1,0 +1,740 @@
+//! The rules for golds: each is a short, specific answer (never a placeholder, a lone letter, a
+//! machine-made token or reply debris), all of them are variants of one answer (a doubtful one is
+//! dropped, a distinct fact rejects the item), a gold is in the unit its question names and, in
+//! a code question, not a number or code the prompt already states, and a reasoning gold is one
+//! number. Each rule reads the gold the way the card's grader will.
+
+use super::quantity::{clock_time, numbers_in, same_value, Clock, NumberKey, TimeUnit};
+use super::text::{unbalanced, word_count};
+use super::{reject, Reason, Rejection, Rules};
+use crate::quality::dedup::normalise;
+use crate::quality::grade::norm;
+use crate::stages::item::Category;
+
+/// Applies the gold rules that need no context, in `Reason::all()` order, and tells how every
+/// gold after the first stands to it.
+pub fn check(
+    category: Category,
+    golds: &[String],
+    rules: &Rules,
+) -> Result<Vec<Variant>, Rejection> {
+    if golds.is_empty() {
+        return reject(Reason::EmptyGolds, "`golds` is empty");
+    }
+    let normalised: Vec<String> = golds.iter().map(|gold| norm(gold)).collect();
+    let read: Vec<(&str, &str)> = golds
+        .iter()
+        .map(String::as_str)
+        .zip(normalised.iter().map(String::as_str))
+        .collect();
+    if let Some((blank, _)) = read.iter().find(|(_, norm)| norm.trim().is_empty()) {
+        return reject(
+            Reason::GoldBlank,
+            format!("gold {blank:?} has no letter or digit"),
+        );
+    }
+    if let Some((placeholder, _)) = read.iter().find(|(gold, norm)| is_placeholder(gold, norm)) {
+        return reject(
+            Reason::GoldPlaceholder,
+            format!("gold {placeholder:?} is a placeholder, not an answer"),
+        );
+    }
+    if let Some((short, norm)) = read.iter().find(|(_, norm)| is_too_short(norm)) {
+        return reject(
+            Reason::GoldTooShort,
+            format!(
+                "gold {short:?} grades as {:?}, which would match almost any answer",
+                norm.trim()
+            ),
+        );
+    }
+    if let Some((gold, why)) = golds
+        .iter()
+        .find_map(|gold| machine_made(gold).map(|why| (gold, why)))
+    {
+        return reject(
+            Reason::GoldMachineMade,
+            format!("gold {gold:?} looks machine-made: {why}"),
+        );
+    }
+    if let Some(long) = golds
+        .iter()
+        .find(|gold| word_count(gold) > rules.max_gold_words)
+    {
+        return reject(
+            Reason::GoldTooLong,
+            format!(
+                "gold {long:?} has {} words; at most {} allowed",
+                word_count(long),
+                rules.max_gold_words
+            ),
+        );
+    }
+    let variants = variants(&read)?;
+    if category.is_numeric() {
+        let doubtful = |variant: &Variant| matches!(variant, Variant::Doubtful(_));
+        let kept_variants = golds.iter().skip(1).zip(&variants);
+        let mut kept = golds.iter().take(1).chain(
+            kept_variants
+                .filter(|(_, variant)| !doubtful(variant))
+                .map(|(gold, _)| gold),
+        );
+        if let Some(gold) = kept.find(|gold| numbers_in(gold).len() != 1) {
+            return reject(
+                Reason::GoldNotNumeric,
+                format!("gold {gold:?} must contain exactly one number"),
+            );
+        }
+    }
+    Ok(variants)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Golds that are not answers.
+// ---------------------------------------------------------------------------------------------
+
+/// What careless models write where an answer should be, as the grader normalises it.
+const PLACEHOLDER_GOLDS: &[&str] = &[
+    "tbd",
+    "tba",
+    "todo",
+    "to do",
+    "n a",
+    "na",
+    "n a n a",
+    "unknown",
+    "not known",
+    "not applicable",
+    "not available",
+    "answer",
+    "the answer",
+    "your answer",
+    "see above",
+    "see below",
+    "see prompt",
+    "see the prompt",
+    "as above",
+    "same as above",
+    "placeholder",
+    "xxx",
+    "etc",
+    "lorem ipsum",
+];
+
+/// A placeholder: a known non-answer, or a whole gold in angle, square or curly brackets
+/// (`<answer>`, `[gold]`, `{value}`).
+/// (`normalised` is `gold` as the grader normalises it.)
+fn is_placeholder(gold: &str, normalised: &str) -> bool {
+    let trimmed = gold.trim();
+    let bracketed = [('<', '>'), ('[', ']'), ('{', '}')]
+        .iter()
+        .any(|(open, close)| trimmed.starts_with(*open) && trimmed.ends_with(*close));
+    bracketed || {
+        let words = normalised.split_whitespace().collect::<Vec<_>>().join(" ");
+        PLACEHOLDER_GOLDS.contains(&words.as_str())
+    }
+}
+
+/// After normalisation only single letters are left (`N/A` → `n a`, `C`): a substring that
+/// almost any answer contains. A number, even one digit, is specific enough to keep.
+fn is_too_short(normalised: &str) -> bool {
+    let mut tokens = normalised.split_whitespace();
+    let numeric = tokens
+        .clone()
+        .any(|t| t.chars().all(|c| c.is_ascii_digit()));
+    !numeric && tokens.all(|t| t.chars().count() < 2)
+}
+
+/// Shortest run of letters and digits that can be a random token.
+const RANDOM_TOKEN_MIN_CHARS: usize = 16;
+/// Letter↔digit switches within a run at which it reads as random rather than as a word or id.
+const RANDOM_TOKEN_MIN_SWITCHES: usize = 4;
+
+/// Host names reserved for examples and tests (RFC 2606, RFC 6761): a URL under one is a
+/// placeholder, not the address of anything.
+const PLACEHOLDER_HOSTS: &[&str] = &["example.com", "example.net", "example.org"];
+const PLACEHOLDER_TLDS: &[&str] = &["example", "test", "invalid", "localhost"];
+const PLACEHOLDER_HOST_WORDS: &[&str] = &["your", "placeholder", "dummy"];
+
+/// Why `gold` looks generated rather than written: a long random token, a URL under a
+/// placeholder host, or debris of the reply's JSON (a bracket that never closes or closes
+/// nothing).
+fn machine_made(gold: &str) -> Option<String> {
+    if let Some(problem) = unbalanced(gold) {
+        return Some(format!("reply debris: {problem}"));
+    }
+    if let Some(host) = url_host(gold) {
+        let labels: Vec<&str> = host.split('.').collect();
+        let tld = labels.last().copied().unwrap_or_default();
+        let placeholder = PLACEHOLDER_HOSTS
+            .iter()
+            .any(|h| host == *h || host.ends_with(&format!(".{h}")))
+            || PLACEHOLDER_TLDS.contains(&tld)
+            || labels
+                .first()
+                .is_some_and(|first| PLACEHOLDER_HOST_WORDS.iter().any(|w| first.starts_with(w)));
+        if placeholder {
+            return Some(format!("a URL under the placeholder host {host}"));
+        }
+    }
+    gold.split(|c: char| !c.is_ascii_alphanumeric())
+        .find(|run| is_random_token(run))
+        .map(|run| format!("the {}-character token {run:?} reads as random", run.len()))
+}
+
+fn url_host(gold: &str) -> Option<String> {
+    if !gold.contains("://") {
+        return None;
+    }
+    let lower = gold.trim().to_ascii_lowercase();
+    let after_scheme = lower.split_once("://").map(|(_, rest)| rest)?;
+    let authority = after_scheme.split(['/', '?', '#']).next()?;
+    let host = authority.rsplit('@').next()?.split(':').next()?;
+    (!host.is_empty()).then(|| host.to_string())
+}
+
+fn is_random_token(run: &str) -> bool {
+    let has_letter = run.chars().any(|c| c.is_ascii_alphabetic());
+    let has_digit = run.chars().any(|c| c.is_ascii_digit());
+    let switches = run
+        .as_bytes()
+        .windows(2)
+        .filter(|pair| pair[0].is_ascii_digit() != pair[1].is_ascii_digit())
+        .count();
+    run.len() >= RANDOM_TOKEN_MIN_CHARS
+        && has_letter
+        && has_digit
+        && switches >= RANDOM_TOKEN_MIN_SWITCHES
+}
+
+// ---------------------------------------------------------------------------------------------
+// Golds are variants of one answer.
+//
+// Every gold is compared with the first gold, the item's key, and read as one of:
+// - the same value (`Variant::Same`). When both hold numbers: the numbers are equal, read in
+//   any form the gate knows: thousands separators and `k`/`M`/`B` (`1.2M` = `1,200,000`), a
+//   length in another exact unit (`72 hours` = `3 days`), the 12- and 24-hour clock (`3:30 pm`
+//   = `15:30 ET`), a percent and its fraction (`10%` = `0.1`); a dotted version (`2.3.1`) is
+//   compared as text, and different time units with one number differ (`4 hours` ≠ `4 days`).
+//   Otherwise: one's compact form (lower-case letters and digits only, a spoken `double`,
+//   `triple` or `quad` letter written out) holds the other's (`Postgres` ⊂ `PostgreSQL`,
+//   `us-east-1` = `us east 1`, `quad-A record` ⊃ `AAAA`);
+// - a name sharing a content word of three or more letters that is not a stop word or a
+//   generic unit or noun (`Variant::SharesWord`): one answer, unless the context names each
+//   apart from the other, as the value of its own subject (`check_subjects`);
+// - doubtful (`Variant::Doubtful`): perhaps the same value, but the gate cannot confirm it: a
+//   12-hour time without am or pm (`3:30` beside `15:30`), a length in months or years beside
+//   one in days or weeks, a quantity beside words with no number (`429` beside `Too Many
+//   Requests`), or (`check_unit`) another unit than the question asks for. It is dropped and
+//   the item kept, unless the context names it apart from the key;
+// - else a distinct fact, and the item is rejected: numbers that differ (`3 days` ≠ `5 days`,
+//   `SOC 2` ≠ `ISO 27001`), or names with nothing in common (`PCI DSS` / `SOC 2`, `Alice Chen`
+//   / `Bob Smith`, `east region` / `west region`: `region` is generic). It cannot see that
+//   `Kubernetes` and `K8s` are one answer (rejected).
+// ---------------------------------------------------------------------------------------------
+
+/// How a gold stands to the first gold, the item's key, when it is not a distinct fact.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Variant {
+    /// The same value, read as the gate reads numbers, clocks, units and names.
+    Same,
+    /// A name sharing a word with the key: one answer unless the context names each apart.
+    SharesWord,
+    /// Perhaps the same value, which the gate cannot confirm; why.
+    Doubtful(String),
+}
+
+/// A gold dropped from a kept item because it may not be the key's value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DroppedGold {
+    pub gold: String,
+    /// Why it is in doubt, naming the first gold.
+    pub detail: String,
+}
+
+/// Words too common to show that two golds name the same thing (whitespace-separated).
+const GENERIC_WORDS: &[&str] = &[
+    "the",
+    "and",
+    "for",
+    "with",
+    "per",
+    "from",
+    "into",
+    "that",
+    "this",
+    "not",
+    "all",
+    "any",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "version",
+    "days",
+    "day",
+    "hours",
+    "hour",
+    "minutes",
+    "minute",
+    "seconds",
+    "second",
+    "weeks",
+    "week",
+    "months",
+    "month",
+    "years",
+    "year",
+    "percent",
+    "usd",
+    "eur",
+    "gbp",
+    "dollars",
+    "instances",
+    "nodes",
+    "pods",
+    "servers",
+    "users",
+    "seats",
+    "requests",
+    "region",
+    "zone",
+    "team",
+    "plan",
+    "tier",
+    "level",
+    "type",
+    "mode",
+    "code",
+    "status",
+    "error",
+    "http",
+    "port",
+    "file",
+    "key",
+    "value",
+    "name",
+    "service",
+    "account",
+    "policy",
+    "total",
+    "new",
+    "old",
+    "current",
+    "latest",
+];
+
+/// How far apart, as a share of the longer, a length in months or years may be from one in days
+/// or weeks and still read as a doubtful variant of it (`30 days` beside `1 month`).
+const ROUGHLY_EQUAL_LENGTHS: f64 = 0.03;
+
+/// What two golds are compared by: their numbers, read once; the rest of the shape is read from
+/// the normalised text only when a comparison needs it.
+struct GoldShape<'g> {
+    gold: &'g str,
+    numbers: Vec<NumberKey>,
+    normalised: &'g str,
+}
+
+impl<'g> GoldShape<'g> {
+    /// The shape of `gold`, which the grader normalises to `normalised`.
+    fn of(gold: &'g str, normalised: &'g str) -> GoldShape<'g> {
+        GoldShape {
+            gold,
+            numbers: numbers_in(gold),
+            normalised,
+        }
+    }
+
+    /// Every time unit the gold names, as a word (`4 hours`) or after its number (`72h`).
+    fn time_units(&self) -> impl Iterator<Item = TimeUnit> + 'g {
+        self.normalised
+            .split_whitespace()
+            .filter_map(TimeUnit::of_token)
+    }
+
+    /// One number in one time unit: `72 hours`, `1.5h`.
+    fn length(&self) -> Option<(f64, TimeUnit)> {
+        let [NumberKey::Value(value)] = self.numbers.as_slice() else {
+            return None;
+        };
+        let mut units = self.time_units();
+        let unit = units.next()?;
+        units.next().is_none().then_some((*value, unit))
+    }
+
+    fn is_percent(&self) -> bool {
+        self.gold.contains('%')
+            || self
+                .normalised
+                .split_whitespace()
+                .any(|word| word == "percent" || word == "pct")
+    }
+
+    /// Opens with its number, as a quantity does (`429`, `6 years`, `$1,250`), not with a name.
+    fn is_quantity(&self) -> bool {
+        self.gold
+            .trim_start()
+            .trim_start_matches(['$', '€', '£', '~', '+', '-'])
+            .starts_with(|c: char| c.is_ascii_digit())
+    }
+
+    /// Lower-case letters and digits only, with a spoken repeat written out (`quad a` → `aaaa`).
+    fn compact(&self) -> String {
+        let mut compact = String::with_capacity(self.normalised.len());
+        let mut words = self.normalised.split_whitespace().peekable();
+        while let Some(word) = words.next() {
+            let repeat = match word {
+                "double" => 2,
+                "triple" => 3,
+                "quad" | "quadruple" => 4,
+                _ => 1,
+            };
+            match words.peek() {
+                Some(next) if repeat > 1 && next.len() == 1 => {
+                    compact.push_str(&next.repeat(repeat));
+                    words.next();
+                }
+                _ => compact.push_str(word),
+            }
+        }
+        compact
+    }
+
+    /// The words that can show two golds name the same thing.
+    fn content_words(&self) -> impl Iterator<Item = &'g str> {
+        self.normalised.split_whitespace().filter(|word| {
+            word.len() >= 3
+                && word.chars().all(|c| c.is_ascii_lowercase())
+                && !GENERIC_WORDS.contains(word)
+        })
+    }
+
+    /// How this gold stands to `key`, or `None` when it is a distinct fact.
+    fn variant_of(&self, key: &GoldShape) -> Option<Variant> {
+        if !self.numbers.is_empty() && !key.numbers.is_empty() {
+            return self.numeric_variant_of(key);
+        }
+        let (mine, theirs) = (self.compact(), key.compact());
+        if mine.contains(&theirs) || theirs.contains(&mine) {
+            return Some(Variant::Same);
+        }
+        if self
+            .content_words()
+            .any(|word| key.content_words().any(|theirs| theirs == word))
+        {
+            return Some(Variant::SharesWord);
+        }
+        let (quantity, words) = if self.numbers.is_empty() {
+            (key, self)
+        } else {
+            (self, key)
+        };
+        quantity.is_quantity().then(|| {
+            Variant::Doubtful(format!(
+                "{:?} has no number, so it cannot be read as the quantity {:?}",
+                words.gold, quantity.gold
+            ))
+        })
+    }
+
+    fn numeric_variant_of(&self, key: &GoldShape) -> Option<Variant> {
+        if let (Some(mine), Some(theirs)) = (clock_time(self.gold), clock_time(key.gold)) {
+            return clock_variant((mine, self.gold), (theirs, key.gold));
+        }
+        if let (Some(mine), Some(theirs)) = (self.length(), key.length()) {
+            return self.length_variant_of(mine, theirs, key.gold);
+        }
+        let units_agree = match (self.time_units().next(), key.time_units().next()) {
+            (Some(a), Some(b)) => a == b,
+            _ => true,
+        };
+        let same_numbers =
+            covers(&self.numbers, &key.numbers) && covers(&key.numbers, &self.numbers);
+        (units_agree && same_numbers || self.is_share_of(key) || key.is_share_of(self))
+            .then_some(Variant::Same)
+    }
+
+    fn length_variant_of(
+        &self,
+        (value, unit): (f64, TimeUnit),
+        (key_value, key_unit): (f64, TimeUnit),
+        key_gold: &str,
+    ) -> Option<Variant> {
+        let (length, key_length) = (value * unit.seconds(), key_value * key_unit.seconds());
+        if unit.is_calendar() == key_unit.is_calendar() {
+            return same_value(length, key_length).then_some(Variant::Same);
+        }
+        let near = (length - key_length).abs() <= ROUGHLY_EQUAL_LENGTHS * length.max(key_length);
+        near.then(|| {
+            Variant::Doubtful(format!(
+                "{:?} and {key_gold:?} are the same length only roughly: a month or a year is not \
+                 a whole number of days",
+                self.gold
+            ))
+        })
+    }
+
+    /// This gold is a percent and `fraction` the same share as a fraction: `10%` and `0.1`.
+    fn is_share_of(&self, fraction: &GoldShape) -> bool {
+        match (self.numbers.as_slice(), fraction.numbers.as_slice()) {
+            ([NumberKey::Value(percent)], [NumberKey::Value(share)]) => {
+                self.is_percent() && !fraction.is_percent() && same_value(percent / 100.0, *share)
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Two times of day: the same, or half a day apart where one lacks am or pm (doubtful).
+fn clock_variant((clock, gold): (Clock, &str), (key, key_gold): (Clock, &str)) -> Option<Variant> {
+    if clock.minutes == key.minutes {
+        return Some(Variant::Same);
+    }
+    let half_a_day_apart = clock.minutes.abs_diff(key.minutes) == 12 * 60;
+    (half_a_day_apart && !(clock.meridiem && key.meridiem)).then(|| {
+        Variant::Doubtful(format!(
+            "{gold:?} and {key_gold:?} are the same time of day only on a 12-hour clock read \
+             without am or pm"
+        ))
+    })
+}
+
+fn covers(these: &[NumberKey], those: &[NumberKey]) -> bool {
+    those
+        .iter()
+        .all(|number| these.iter().any(|mine| mine.same(number)))
+}
+
+/// How every gold after the first (each with its normalised form) stands to the first; a
+/// distinct fact rejects the item.
+fn variants(golds: &[(&str, &str)]) -> Result<Vec<Variant>, Rejection> {
+    let Some(((first, first_normalised), rest)) = golds.split_first() else {
+        return Ok(Vec::new());
+    };
+    let key = GoldShape::of(first, first_normalised);
+    rest.iter()
+        .map(|(gold, normalised)| {
+            GoldShape::of(gold, normalised)
+                .variant_of(&key)
+                .ok_or_else(|| Rejection {
+                    reason: Reason::GoldsDistinctFacts,
+                    detail: format!("gold {gold:?} is not a variant of the first gold {first:?}"),
+                })
+        })
+        .collect()
+}
+
+/// Golds the gate reads as one answer only by a shared word, or doubtfully, are distinct facts
+/// when the context names each apart from the other: each the value of its own subject
+/// (`EMEA runs Dynamics 365 Sales, APAC runs Salesforce Sales Cloud`), however many words each
+/// has. Two mentions that overlap or stand side by side (`eu-central-1 (Frankfurt)`) are one.
+pub fn check_subjects(
+    golds: &[String],
+    variants: &[Variant],
+    context: &str,
+    context_name: &str,
+) -> Result<(), Rejection> {
+    let Some((key, rest)) = golds.split_first() else {
+        return Ok(());
+    };
+    let mut unsure = rest
+        .iter()
+        .zip(variants)
+        .filter(|(_, variant)| **variant != Variant::Same)
+        .map(|(gold, _)| gold)
+        .peekable();
+    if unsure.peek().is_none() {
+        return Ok(());
+    }
+    let text = normalise(context);
+    let key_mentions = word_spans(&text, &normalise(key));
+    if key_mentions.is_empty() {
+        return Ok(());
+    }
+    let apart = |(start, end): (usize, usize), (other_start, other_end): (usize, usize)| {
+        end + 1 < other_start || other_end + 1 < start
+    };
+    match unsure.find(|gold| {
+        let mentions = word_spans(&text, &normalise(gold));
+        !mentions.is_empty()
+            && mentions
+                .iter()
+                .all(|mention| key_mentions.iter().all(|key| apart(*key, *mention)))
+    }) {
+        Some(gold) => reject(
+            Reason::GoldsDistinctFacts,
+            format!(
+                "gold {gold:?} and the first gold {key:?} are each named apart in the \
+                 {context_name}: the values of two different subjects"
+            ),
+        ),
+        None => Ok(()),
+    }
+}
+
+/// Words that may stand between `how many` (or `number of`, `in`) and the unit it asks for.
+const UNIT_ADJECTIVES: &[&str] = &[
+    "more",
+    "additional",
+    "extra",
+    "business",
+    "calendar",
+    "working",
+    "full",
+    "whole",
+    "total",
+    "consecutive",
+    "billable",
+    "remaining",
+];
+
+/// The time unit a question asks its answer in: `How many days…`, `the number of hours…`,
+/// `…, in minutes?`. Only spelled-out units count (`in s3` names no unit).
+fn asked_time_unit(question: &str) -> Option<TimeUnit> {
+    let normalised = norm(question);
+    let words: Vec<&str> = normalised.split_whitespace().collect();
+    words.iter().enumerate().find_map(|(at, word)| {
+        let after = match (*word, words.get(at + 1).copied()) {
+            ("how", Some("many")) | ("number", Some("of")) => at + 2,
+            ("in", _) => at + 1,
+            _ => return None,
+        };
+        let unit = words
+            .get(after..)?
+            .iter()
+            .find(|word| !UNIT_ADJECTIVES.contains(word))?;
+        TimeUnit::of_word(unit).filter(|_| unit.len() >= 3)
+    })
+}
+
+/// A question that names the unit of its answer (`How many days…`) wants golds in that unit: a
+/// first gold in another unit rejects the item (`6 years`), a variant in another unit is doubtful.
+pub fn check_unit(
+    question: &str,
+    golds: &[String],
+    variants: &mut [Variant],
+) -> Result<(), Rejection> {
+    let Some(asked) = asked_time_unit(question) else {
+        return Ok(());
+    };
+    let other_unit = |gold: &str| {
+        let units: Vec<TimeUnit> = norm(gold)
+            .split_whitespace()
+            .filter_map(TimeUnit::of_token)
+            .collect();
+        units.first().copied().filter(|_| !units.contains(&asked))
+    };
+    let Some((key, rest)) = golds.split_first() else {
+        return Ok(());
+    };
+    if let Some(unit) = other_unit(key) {
+        return reject(
+            Reason::GoldUnitMismatch,
+            format!(
+                "the question asks for {} and the first gold {key:?} is in {}",
+                asked.plural(),
+                unit.plural()
+            ),
+        );
+    }
+    for (gold, variant) in rest.iter().zip(variants.iter_mut()) {
+        if let Some(unit) = other_unit(gold) {
+            *variant = Variant::Doubtful(format!(
+                "{gold:?} is in {}, but the question asks for {}",
+                unit.plural(),
+                asked.plural()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Splits `golds` into those kept and those dropped: every doubtful variant of the first gold.
+pub fn drop_doubtful(
+    golds: Vec<String>,
+    variants: Vec<Variant>,
+) -> (Vec<String>, Vec<DroppedGold>) {
+    let mut golds = golds.into_iter();
+    let Some(key) = golds.next() else {
+        return (Vec::new(), Vec::new());
+    };
+    let mut variants_kept = Vec::new();
+    let mut dropped = Vec::new();
+    for (gold, variant) in golds.zip(variants) {
+        match variant {
+            Variant::Doubtful(why) => dropped.push(DroppedGold {
+                detail: format!(
+                    "gold {gold:?} was dropped and the item kept with its first gold {key:?}: {why}"
+                ),
+                gold,
+            }),
+            Variant::Same | Variant::SharesWord => variants_kept.push(gold),
+        }
+    }
+    let kept = std::iter::once(key).chain(variants_kept).collect();
+    (kept, dropped)
+}
+
+/// A gold whose every number or code (`404`, `AAAA`, `KeyError`, `HTTP`) the prompt states as
+/// words of their own, so the prompt gives the answer away (`…returns a 404… Which HTTP status
+/// code…?` with `404` or `HTTP 404`). A gold without a number or code is left alone: a code
+/// question may use plain words in its prose (`timeout`, `From`).
+pub fn stated_code<'g>(prompt: &str, golds: &'g [String]) -> Option<&'g str> {
+    let mut text = None;
+    golds.iter().map(String::as_str).find(|gold| {
+        let mut codes = gold
+            .split_whitespace()
+            .filter(|token| is_code(token))
+            .peekable();
+        codes.peek().is_some() && {
+            let text: &str = text.get_or_insert_with(|| normalise(prompt));
+            codes.all(|code| !word_spans(text, &normalise(code)).is_empty())
+        }
+    })
+}
+
+/// A number or a code by its capitals (`404`, `AAAA`, `KeyError`), not a word of prose.
+fn is_code(token: &str) -> bool {
+    token.bytes().any(|b| b.is_ascii_digit()) || token.chars().skip(1).any(char::is_uppercase)
+}
+
+/// Where `words` stands in `text` as whole words (both as [`normalise`] makes them):
+/// each mention's start and end.
+fn word_spans(text: &str, words: &str) -> Vec<(usize, usize)> {
+    if words.is_empty() {
+        return Vec::new();
+    }
+    let bytes = text.as_bytes();
+    let at_boundary =
+        |at: Option<usize>| at.is_none_or(|at| bytes.get(at).is_none_or(|b| *b == b' '));
+    let mut spans = Vec::new();
+    let mut from = 0;
+    while let Some(found) = text.get(from..).and_then(|rest| rest.find(words)) {
+        let (start, end) = (from + found, from + found + words.len());
+        if at_boundary(start.checked_sub(1)) && at_boundary(Some(end)) {
+            spans.push((start, end));
+        }
+        from = start + 1;
+    }
+    spans
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn word_spans_are_whole_words_even_where_mentions_overlap() {
+        assert_eq!(word_spans("a a a", "a a"), [(0, 3), (2, 5)]);
+        assert_eq!(word_spans("sales cloud salesforce", "sales"), [(0, 5)]);
+        assert_eq!(word_spans("salesforce", "force"), []);
+        assert_eq!(word_spans("anything", ""), []);
+    }
+}

@@ -1,0 +1,193 @@
+//! The JSON schema of an authoring reply, derived from the validation rules a schema can state:
+//! the gold count, the words per gold, a minimum prompt length and, where the category needs
+//! one, the `?` of its question. Constrained decoding (the local grammar, strict JSON schema on
+//! APIs that support it) then writes conforming items more often; the validator still checks
+//! everything.
+//!
+//! A JSON Schema `pattern` applies to the decoded string, but llama.cpp's converter applies it
+//! to the raw characters between the quotes, so a pattern that allows a line break there lets
+//! the model write a raw, invalid control character. [`Patterns`] spells each pattern for the
+//! engine that applies it: for raw text, a prompt's line break or tab is the escape `\n`, `\t`.
+
+use super::{needs_question_mark, placement, Placement, Rules};
+use crate::stages::item::Category;
+use serde_json::{json, Value};
+
+/// How the engine that enforces the schema reads a string `pattern`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Patterns {
+    /// On the decoded string, as JSON Schema says (APIs, vLLM).
+    Decoded,
+    /// On the raw JSON text between the quotes (llama.cpp's `json_schema_to_grammar`).
+    RawJson,
+}
+
+/// Most golds an item may list.
+pub const MAX_GOLDS: usize = 4;
+
+/// Characters per word assumed when a word minimum becomes a character minimum: below real
+/// prose (about 5.5), so the schema never asks for more than the validator does.
+const CHARS_PER_WORD: usize = 4;
+
+/// One character of a gold: no space (spaces separate words), quote, backslash or control. It
+/// needs no escape, so it reads the same decoded and raw.
+const GOLD_CHAR: &str = r#"[^ "\\\x00-\x1F]"#;
+
+impl Patterns {
+    /// One character of a prompt that must carry a `?`: anything but a quote, a backslash or a
+    /// control character other than tab, line feed and carriage return; raw, those three are
+    /// their escapes.
+    fn prompt_char(self) -> &'static str {
+        match self {
+            Patterns::Decoded => r#"[^"\\\x00-\x08\x0B\x0C\x0E-\x1F]"#,
+            Patterns::RawJson => r#"([^"\\\x00-\x1F]|\\[ntr])"#,
+        }
+    }
+}
+
+/// The fewest characters a prompt of `category` can have under `rules`.
+fn min_prompt_chars(category: Category, rules: &Rules) -> usize {
+    let words = match category {
+        Category::LongDocumentQa => rules.min_prompt_words(category).max(rules.doc_words.0),
+        _ => rules.min_prompt_words(category),
+    };
+    words * CHARS_PER_WORD
+}
+
+/// The `prompt` property: a minimum length, and the `?` where the category needs one.
+fn prompt_schema(category: Category, rules: &Rules, patterns: Patterns) -> Value {
+    let min = min_prompt_chars(category, rules);
+    if !needs_question_mark(category) {
+        return json!({"type": "string", "minLength": min});
+    }
+    let char = patterns.prompt_char();
+    let pattern = match placement(category) {
+        Placement::End => format!("^{char}{{{min},}}[?]$"),
+        Placement::Anywhere => format!("^{char}{{{min},}}[?]{char}*$"),
+    };
+    json!({"type": "string", "minLength": min, "pattern": pattern})
+}
+
+/// The `golds` property: 1 to `MAX_GOLDS` golds of 1 to `max_gold_words` words.
+fn golds_schema(rules: &Rules) -> Value {
+    let more_words = rules.max_gold_words.saturating_sub(1);
+    let gold = format!("^{GOLD_CHAR}+( {GOLD_CHAR}+){{0,{more_words}}}$");
+    json!({
+        "type": "array",
+        "minItems": 1,
+        "maxItems": MAX_GOLDS,
+        "items": {"type": "string", "pattern": gold},
+    })
+}
+
+/// The schema of a whole reply for `category`: `{"items": [item, …]}`, every property required
+/// and no others allowed, as strict modes want it.
+pub fn reply_schema(category: Category, rules: &Rules, patterns: Patterns) -> Value {
+    let strings = json!({"type": "array", "items": {"type": "string"}});
+    let mut properties = json!({
+        "prompt": prompt_schema(category, rules, patterns),
+        "golds": golds_schema(rules),
+    });
+    let mut required = vec!["prompt", "golds"];
+    if category.is_memory() {
+        properties["durable"] =
+            json!({"type": "array", "minItems": 1, "items": {"type": "string"}});
+        properties["stale"] = strings;
+        required.extend(["durable", "stale"]);
+    }
+    json!({
+        "type": "object",
+        "properties": {"items": {"type": "array", "minItems": 1, "items": {
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "additionalProperties": false,
+        }}},
+        "required": ["items"],
+        "additionalProperties": false,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item_schema(category: Category) -> Value {
+        reply_schema(category, &Rules::default(), Patterns::Decoded)["properties"]["items"]["items"]
+            .clone()
+    }
+
+    #[test]
+    fn golds_carry_their_count_and_words() {
+        let golds = &item_schema(Category::SimpleFactual)["properties"]["golds"];
+        assert_eq!(golds["maxItems"], 4);
+        assert_eq!(
+            golds["items"]["pattern"],
+            r#"^[^ "\\\x00-\x1F]+( [^ "\\\x00-\x1F]+){0,3}$"#
+        );
+    }
+
+    #[test]
+    fn the_question_mark_is_required_where_the_category_needs_one() {
+        let dialog = &item_schema(Category::Conversational)["properties"]["prompt"];
+        assert_eq!(
+            dialog["pattern"],
+            r#"^[^"\\\x00-\x08\x0B\x0C\x0E-\x1F]{80,}[?]$"#
+        );
+        let factual = &item_schema(Category::SimpleFactual)["properties"]["prompt"];
+        assert!(factual["pattern"]
+            .as_str()
+            .unwrap()
+            .ends_with("[?][^\"\\\\\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F]*$"));
+        let code = &item_schema(Category::TechnicalCode)["properties"]["prompt"];
+        assert_eq!(code, &json!({"type": "string", "minLength": 24}));
+        let document = &item_schema(Category::LongDocumentQa)["properties"]["prompt"];
+        assert_eq!(document["minLength"], 1000);
+    }
+
+    #[test]
+    fn memory_items_require_both_annotations() {
+        let item = item_schema(Category::MemoryUpdate);
+        assert_eq!(
+            item["required"],
+            json!(["prompt", "golds", "durable", "stale"])
+        );
+        assert_eq!(item["additionalProperties"], false);
+    }
+}
+
+/// llama.cpp's converter turns every authoring schema into a grammar that keeps its patterns
+/// (an unsupported pattern would silently become "any string").
+#[cfg(all(test, feature = "local"))]
+mod grammar {
+    use super::*;
+
+    #[test]
+    fn every_authoring_schema_becomes_a_grammar_that_keeps_its_patterns() {
+        for category in Category::ALL {
+            let schema = reply_schema(category, &Rules::default(), Patterns::RawJson).to_string();
+            let grammar = llama_cpp_2::json_schema_to_grammar(&schema)
+                .unwrap_or_else(|e| panic!("{category}: {e}"));
+            assert!(
+                grammar.contains(r#"("," space items-item-golds-item){0,3}"#)
+                    && grammar.contains(r#"[^ "\\\x00-\x1F]+ items-item-golds-item-1{0,3}"#),
+                "{category}: golds lost their count or words:\n{grammar}"
+            );
+            let min = min_prompt_chars(category, &Rules::default());
+            let prompt_rule = if needs_question_mark(category) {
+                format!("items-item-prompt-1{{{min},}} [?]")
+            } else {
+                format!("char{{{min},}}")
+            };
+            let raw_escapes = r#"items-item-prompt-1 ::= ([^"\\\x00-\x1F] | "\\" [ntr])"#;
+            assert!(
+                !needs_question_mark(category) || grammar.contains(raw_escapes),
+                "{category}: a prompt's line break must be an escape, never a raw control:\n{grammar}"
+            );
+            assert!(
+                grammar.contains(&prompt_rule),
+                "{category}: the prompt lost {prompt_rule}:\n{grammar}"
+            );
+        }
+    }
+}
