@@ -803,29 +803,10 @@ fn request_digest(body: &Value) -> String {
 #[cfg(test)]
 #[allow(clippy::print_stdout)] // test reports, not user output
 mod tests {
+    use super::request::ITEMS_SCHEMA;
     use super::*;
     use std::path::Path;
     use std::sync::{Mutex, MutexGuard, PoisonError};
-
-    const ITEMS_SCHEMA: &str = r#"{
-        "type": "object",
-        "properties": {
-            "items": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "prompt": {"type": "string"},
-                        "golds": {"type": "array", "items": {"type": "string"}}
-                    },
-                    "required": ["prompt", "golds"],
-                    "additionalProperties": false
-                }
-            }
-        },
-        "required": ["items"],
-        "additionalProperties": false
-    }"#;
 
     fn settings(model_path: PathBuf, threads: u32, context_size: u32) -> LocalSettings {
         LocalSettings {

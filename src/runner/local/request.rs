@@ -196,30 +196,32 @@ fn parse_response_format(format: Option<&Value>) -> Result<Option<String>, Local
     }
 }
 
+/// The JSON schema of an authoring reply, as this backend's tests send it.
+#[cfg(test)]
+pub(super) const ITEMS_SCHEMA: &str = r#"{
+    "type": "object",
+    "properties": {
+        "items": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "prompt": {"type": "string"},
+                    "golds": {"type": "array", "items": {"type": "string"}}
+                },
+                "required": ["prompt", "golds"],
+                "additionalProperties": false
+            }
+        }
+    },
+    "required": ["items"],
+    "additionalProperties": false
+}"#;
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
-
-    const ITEMS_SCHEMA: &str = r#"{
-        "type": "object",
-        "properties": {
-            "items": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "prompt": {"type": "string"},
-                        "golds": {"type": "array", "items": {"type": "string"}}
-                    },
-                    "required": ["prompt", "golds"],
-                    "additionalProperties": false
-                }
-            }
-        },
-        "required": ["items"],
-        "additionalProperties": false
-    }"#;
 
     #[test]
     fn body_without_messages_is_invalid() {
