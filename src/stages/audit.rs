@@ -11,7 +11,6 @@ use super::{Ctx, StageEnd, AUDITED, AUDIT_REPORT, AUDIT_SUMMARY, REPAIRED};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::quality::panel::{self, Flag, Leniency, PanelAnswer, Verdict};
-use crate::quality::validate;
 use crate::release::{PanelSampling, PassCount};
 use crate::runner::usage::Usage;
 use crate::runner::{estimate_cost, CostEstimate, OutcomeOf, ReplyOutcome, Request};
@@ -75,11 +74,7 @@ fn probe_question<'p>(config: &Config, item: &'p Candidate) -> Option<&'p str> {
     if !config.audit.context_probe || !panel::has_context(item.category) {
         return None;
     }
-    let rules = super::author::rules(config);
-    validate::structure(item.category, &item.prompt, &rules)
-        .ok()
-        .map(|structure| structure.question.trim())
-        .filter(|question| !question.is_empty())
+    super::author::question_of(item.category, &item.prompt, &super::author::rules(config))
 }
 
 fn body(

@@ -8,6 +8,7 @@ use super::{Ctx, StageEnd, AUTHORED, AUTHOR_SUMMARY, REJECTS};
 use crate::config::{Config, Provider, ResponseFormat};
 use crate::error::Result;
 use crate::quality::dedup::{DupKind, ReferenceSet};
+use crate::quality::panel::has_context;
 use crate::quality::validate::{self, Patterns, Reason, Rejection, Rules};
 use crate::runner::{
     check_planned, estimate_cost, estimate_weighted, BatchError, CostEstimate, CostGuard,
@@ -52,6 +53,9 @@ pub struct Derived {
 /// after repair and audit have paid for it and with no round left to fill its place.
 pub struct TemplateExamples {
     by_category: BTreeMap<Category, ReferenceSet>,
+    /// The question of each context category's example: an item that keeps it has retold the
+    /// example with other names and numbers, whatever its whole prompt's similarity.
+    questions: BTreeMap<Category, ReferenceSet>,
     /// The stored facts of each memory template's example: an item that keeps them with one
     /// changed has copied the example, whatever question it asks.
     stored_facts: BTreeMap<Category, Vec<Vec<String>>>,
@@ -65,6 +69,7 @@ impl TemplateExamples {
     /// The examples of `templates`, compared by the release's near-duplicate `threshold`.
     pub fn of(templates: &Templates, threshold: f64) -> Result<TemplateExamples> {
         let mut by_category = BTreeMap::new();
+        let mut questions = BTreeMap::new();
         let mut stored_facts = BTreeMap::new();
         for (category, template) in &templates.categories {
             let prompts = template.example_prompts();
@@ -72,10 +77,19 @@ impl TemplateExamples {
                 let facts = prompts.iter().map(|p| validate::stored_facts(p)).collect();
                 stored_facts.insert(*category, facts);
             }
+            if has_context(*category) {
+                let asked: Vec<String> = prompts
+                    .iter()
+                    .filter_map(|p| question_of(*category, p, &Rules::default()))
+                    .map(str::to_owned)
+                    .collect();
+                questions.insert(*category, ReferenceSet::new(&asked, threshold)?);
+            }
             by_category.insert(*category, ReferenceSet::new(&prompts, threshold)?);
         }
         Ok(TemplateExamples {
             by_category,
+            questions,
             stored_facts,
         })
     }
@@ -100,6 +114,20 @@ impl TemplateExamples {
                 ),
             });
         }
+        let asked = question_of(category, prompt, &Rules::default());
+        if let Some((_, kind)) = self
+            .questions
+            .get(&category)
+            .zip(asked)
+            .and_then(|(set, asked)| set.duplicated(asked))
+        {
+            return copied(match kind {
+                DupKind::Exact => format!("the question is the question of {example}"),
+                DupKind::Near { similarity } => format!(
+                    "the question is a near duplicate (similarity {similarity:.2}) of the question of {example}"
+                ),
+            });
+        }
         let Some(examples) = self.stored_facts.get(&category) else {
             return Ok(());
         };
@@ -116,6 +144,14 @@ impl TemplateExamples {
             None => Ok(()),
         }
     }
+}
+
+/// The question of a context category's prompt, when its structure is recognised.
+pub fn question_of<'p>(category: Category, prompt: &'p str, rules: &Rules) -> Option<&'p str> {
+    validate::structure(category, prompt, rules)
+        .ok()
+        .map(|structure| structure.question.trim())
+        .filter(|question| !question.is_empty())
 }
 
 /// The rotation of domains for one category: a seeded shuffle of `author.domains`.
@@ -942,6 +978,43 @@ mod tests {
             - data_retention: 13 months\n\nQuestion: How long is telematics data kept?";
         assert_eq!(examples.check(Category::MemoryRecall, own), Ok(()));
     }
+
+    /// Two items the 1.5B author wrote in a measured main job (and the panel passed): each
+    /// retells its template's example with other names and numbers and keeps its question, so
+    /// the whole prompt stays under the near-duplicate threshold.
+    #[test]
+    fn an_item_that_keeps_its_template_examples_question_is_a_copy() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let templates = Templates::load(&root.join("prompts")).unwrap();
+        let examples =
+            TemplateExamples::of(&templates, crate::quality::dedup::DEFAULT_THRESHOLD).unwrap();
+        let retold = [
+            (Category::LongDocumentQa, RETOLD_POSTMORTEM),
+            (Category::MemoryUpdate, RETOLD_PAYOUT_UPDATE),
+        ];
+        for (category, prompt) in retold {
+            let detail = examples
+                .check(category, prompt)
+                .map_err(|r| (r.reason, r.detail));
+            assert!(
+                matches!(&detail, Err((Reason::CopiesTemplateExample, d)) if d.contains("question")),
+                "{category}: {detail:?}"
+            );
+        }
+        let own_question = RETOLD_POSTMORTEM.replace(
+            "Which team owns the corrective action that puts a connection pooler in front of the \
+             claims database?",
+            "Which team owns the alert on total database connections?",
+        );
+        assert_eq!(
+            examples.check(Category::LongDocumentQa, &own_question),
+            Ok(())
+        );
+    }
+
+    const RETOLD_POSTMORTEM: &str = "Incident report: claims denial during the winter season\n\nSummary. Between 12:00 and 14:00 UTC on 31 December, Smith & Associates' claims system returned errors or timed out for roughly 20% of claim submissions. No payment was captured twice and no claim data was lost, but an estimated 1,200 claims were denied during the window.\n\nImpact. Customers in all regions were affected. The claims app could not process claims, so they could not submit claims or receive a response. Support received 550 contacts tagged claims during the incident.\n\nRoot cause. A claim email sent at 11:30 UTC roughly quadrupled claim traffic. Each claim pod opens its own pool to the claims database, capped at 15 connections per pod. When the pods autoscaled from 10 to 20, total demand exceeded the database limit of 300 connections; new pods could not obtain connections and requests queued until they timed out.\n\nTimeline. At 11:30 the error-rate alert fired. At 12:10 the on-call engineer raised the per-pod pool to 20 connections, which made the problem worse. At 13:00 the team reverted the pool to 15 connections and capped the autoscaler at 14 pods; by 14:00 error rates were back to baseline.\n\nCorrective actions. (1) Route all claim database traffic through a shared PgBouncer layer with a fixed budget of 200 server connections; owner: Data Infrastructure; due 5 February. (2) Alert when total database connections exceed 70% of the limit; owner: Site Reliability; due 21 December. (3) Require a load forecast from Marketing for any campaign expected to double traffic; owner: Growth Engineering; due 21 February.\n\nQuestion: Which team owns the corrective action that puts a connection pooler in front of the claims database?";
+
+    const RETOLD_PAYOUT_UPDATE: &str = "Memory:\n- merchant: **EcoGreen Finance**\n- payout_schedule: bi-weekly, Mondays\n- settlement_currency: EUR\n- payout_cutoff: 17:00 ET\n\nUpdate from IT Ops (1 July): starting with the next cycle, the payout cutoff moves to 15:30 ET; every other setting stays the same.\n\nQuestion: By what time of day must this merchant's adjustments be submitted to be included in the next payout?";
 
     #[test]
     fn plain_categories_sort_before_their_bloated_twins() {

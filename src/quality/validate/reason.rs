@@ -231,9 +231,10 @@ impl Reason {
             }
             Reason::CopiesTemplateExample => {
                 "the prompt copies its category template's example item: the same or a near \
-                 duplicate prompt by the release's dedup rule (`assemble.near_dup_threshold`), or a \
-                 memory item's facts block repeats all of the example's stored facts but one at \
-                 most (at least three)"
+                 duplicate prompt by the release's dedup rule (`assemble.near_dup_threshold`), a \
+                 context item that keeps the example's question (the same or a near duplicate \
+                 question), or a memory item's facts block repeats all of the example's stored \
+                 facts but one at most (at least three)"
             }
             Reason::NotBloated => "a bloated prompt is too short compared to its plain twin",
             Reason::GoldVariantDropped => {
