@@ -31,6 +31,24 @@ pub(crate) fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// `text` with what differs between runs replaced by placeholders, so that a snapshot pins the
+/// rest whole: the out dir (`[OUT]`), the rest of the world's temp dir (`[DIR]`), the fake's
+/// address (`[API]`, its bare host and port `[API-HOST]`) and the crate's folder (`[REPO]`).
+pub(crate) fn stable(world: &World, fake: Option<&FakeApi>, text: &str) -> String {
+    let mut text = text
+        .replace(&world.out().display().to_string(), "[OUT]")
+        .replace(&world.dir.path().display().to_string(), "[DIR]");
+    if let Some(fake) = fake {
+        let url = fake.base_url();
+        text = text.replace(&url, "[API]");
+        let host = url.trim_start_matches("http://").split('/').next();
+        if let Some(host) = host.filter(|host| !host.is_empty()) {
+            text = text.replace(host, "[API-HOST]");
+        }
+    }
+    text.replace(&repo().display().to_string(), "[REPO]")
+}
+
 /// One test's world: a temp dir with the out dir, and the command line that reaches the fake.
 pub(crate) struct World {
     pub(crate) dir: tempfile::TempDir,
@@ -184,6 +202,11 @@ impl Run {
             self.stderr
         );
         self
+    }
+
+    /// The exit code and stderr, as one text to pin in a snapshot.
+    pub(crate) fn exit_and_stderr(&self) -> String {
+        format!("exit {:?}\n{}", self.code, self.stderr)
     }
 
     pub(crate) fn stderr_has(&self, needle: &str) -> &Run {
