@@ -209,6 +209,11 @@ impl Run {
         format!("exit {:?}\n{}", self.code, self.stderr)
     }
 
+    /// The exit code and stdout, as one text to pin in a snapshot.
+    pub(crate) fn exit_and_stdout(&self) -> String {
+        format!("exit {:?}\n{}", self.code, self.stdout)
+    }
+
     pub(crate) fn stderr_has(&self, needle: &str) -> &Run {
         assert!(
             self.stderr.contains(needle),
