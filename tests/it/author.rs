@@ -12,8 +12,8 @@ use saseval_testkit::replies;
 use crate::bar::Bar;
 use crate::responders::{author_slot, good_responder, items_of, template_field};
 use crate::world::{
-    count_by_category, fixture_prompts_copy, repo, run_killed_after, show_example_item, stable,
-    World,
+    author_refused_with_each_set, count_by_category, fixture_prompts_copy, repo, run_killed_after,
+    show_example_item, stable, World,
 };
 
 #[test]
@@ -396,14 +396,8 @@ fn a_category_far_short_of_its_need_gets_a_hint_naming_the_rule_and_an_example()
 #[test]
 fn the_cost_guard_refuses_before_submitting() {
     let fake = FakeApi::start(good_responder());
-    let mut text = String::new();
-    for set in ["author.max_cost_usd=0.0001", "api.max_requests_per_job=3"] {
-        let world = World::new(&fake).set(set);
-        let run = world.run(&["author"]);
-        run.code(2);
-        let shown = stable(&world, Some(&fake), &run.exit_and_stderr());
-        text.push_str(&format!("## --set {set}\n{shown}\n"));
-    }
+    let sets = ["author.max_cost_usd=0.0001", "api.max_requests_per_job=3"];
+    let text = author_refused_with_each_set(&fake, &sets);
     insta::assert_snapshot!("the_cost_guard_refuses", text);
     assert_eq!(fake.counters().uploads, 0);
 }

@@ -8,7 +8,7 @@ use saseval_testkit::fake_api::FakeApi;
 
 use crate::bar::Bar;
 use crate::responders::good_responder;
-use crate::world::{fixture_prompts_copy, repo, stable, Run, World};
+use crate::world::{author_refused_with_each_set, fixture_prompts_copy, repo, stable, Run, World};
 
 #[test]
 fn config_errors_exit_2_naming_the_key_before_any_request() {
@@ -22,14 +22,7 @@ fn config_errors_exit_2_naming_the_key_before_any_request() {
         "api.base_url=http://10.1.2.3/v1",
         "api.api_key_env=SASEVAL_NO_SUCH_KEY",
     ];
-    let mut text = String::new();
-    for set in sets {
-        let world = World::new(&fake).set(set);
-        let run = world.run(&["author"]);
-        run.code(2);
-        let shown = stable(&world, Some(&fake), &run.exit_and_stderr());
-        text.push_str(&format!("## --set {set}\n{shown}\n"));
-    }
+    let text = author_refused_with_each_set(&fake, &sets);
     insta::assert_snapshot!("config_errors_name_the_key", text);
     assert_eq!(fake.counters().http_requests, 0);
 }

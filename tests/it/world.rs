@@ -49,6 +49,20 @@ pub(crate) fn stable(world: &World, fake: Option<&FakeApi>, text: &str) -> Strin
     text.replace(&repo().display().to_string(), "[REPO]")
 }
 
+/// `author` run in a new world for each `--set` alone, each refused with exit 2: the `--set`s
+/// with what was printed, stable, as one text to pin in a snapshot.
+pub(crate) fn author_refused_with_each_set(fake: &FakeApi, sets: &[&str]) -> String {
+    let mut text = String::new();
+    for set in sets {
+        let world = World::new(fake).set(set);
+        let run = world.run(&["author"]);
+        run.code(2);
+        let shown = stable(&world, Some(fake), &run.exit_and_stderr());
+        text.push_str(&format!("## --set {set}\n{shown}\n"));
+    }
+    text
+}
+
 /// One test's world: a temp dir with the out dir, and the command line that reaches the fake.
 pub(crate) struct World {
     pub(crate) dir: tempfile::TempDir,
