@@ -11,7 +11,7 @@ use saseval_testkit::fake_api::{FakeApi, FakeReply, Responder};
 use saseval_testkit::replies;
 
 use crate::responders::{good_responder, items_of};
-use crate::world::{count_by_category, World, CATEGORIES};
+use crate::world::{count_by_category, stable, World, CATEGORIES};
 
 /// Items whose key is a distractor of their own context: another snippet's value, a value from
 /// another turn of the dialog, another fact of the document. The careful panel answers the true
@@ -312,23 +312,16 @@ fn the_dry_runs_count_the_panel_requests_and_a_finished_audit_is_not_paid_again(
     let world = World::new(&fake).set(PANEL);
     let plan = world.run(&["author", "--dry-run"]);
     plan.success();
-    assert!(
-        plan.stdout
-            .contains("audit (planned; models p-a, p-b, p-c)"),
-        "{}",
-        plan.stdout
+    insta::assert_snapshot!(
+        "author_dry_run_plans_the_panel",
+        stable(&world, Some(&fake), &plan.stdout)
     );
     world.run(&["author"]).success();
     world.run(&["repair"]).success();
     let items = world.read_jsonl("repaired.jsonl").len();
     let dry = world.run(&["audit", "--dry-run"]);
     dry.success();
-    assert!(
-        dry.stdout
-            .contains(&format!("audit dry run: {items} items of repaired.jsonl")),
-        "{}",
-        dry.stdout
-    );
+    insta::assert_snapshot!("audit_dry_run", stable(&world, Some(&fake), &dry.stdout));
     let before = fake.counters().http_requests;
     world.run(&["audit"]).success();
     let sent: usize = fake
@@ -369,6 +362,10 @@ fn the_dry_runs_count_the_panel_requests_and_a_finished_audit_is_not_paid_again(
         "a finished audit makes no request"
     );
     let cached = world.run(&["audit", "--dry-run"]);
+    insta::assert_snapshot!(
+        "audit_dry_run_all_cached",
+        stable(&world, Some(&fake), &cached.stdout)
+    );
     let total = cached
         .stdout
         .lines()
@@ -384,19 +381,21 @@ fn assemble_refuses_an_audit_that_is_missing_or_read_another_repair() {
     let world = World::new(&fake);
     world.run(&["author"]).success();
     world.run(&["repair"]).success();
-    world
-        .run(&["assemble"])
-        .code(2)
-        .stderr_has("run `saseval-gen audit` first");
+    let unaudited = world.run(&["assemble"]);
+    insta::assert_snapshot!(
+        "assemble_before_audit",
+        stable(&world, Some(&fake), &unaudited.exit_and_stderr())
+    );
     world.run(&["audit"]).success();
     let repaired = world.out().join("repaired.jsonl");
     let text = std::fs::read_to_string(&repaired).expect("repaired");
     let fewer: String = text.lines().skip(1).map(|l| format!("{l}\n")).collect();
     std::fs::write(&repaired, fewer).expect("write");
-    world
-        .run(&["assemble"])
-        .code(2)
-        .stderr_has("audited.jsonl is stale: repaired.jsonl changed");
+    let stale = world.run(&["assemble"]);
+    insta::assert_snapshot!(
+        "assemble_with_a_stale_audit",
+        stable(&world, Some(&fake), &stale.exit_and_stderr())
+    );
     world.run(&["audit"]).success();
     world.run(&["assemble"]).success();
 }
@@ -407,7 +406,10 @@ fn without_a_panel_the_run_says_the_audit_is_skipped_and_the_card_says_so() {
     let world = World::new(&fake).set("audit.models=[]");
     let run = world.run(&["run"]);
     run.success();
-    assert!(run.stdout.contains("audit: skipped"), "{}", run.stdout);
+    insta::assert_snapshot!(
+        "run_without_a_panel",
+        stable(&world, Some(&fake), &run.stdout)
+    );
     assert!(!fake
         .counters()
         .lines_in_batches

@@ -6,16 +6,7 @@
 use saseval_testkit::fake_api::FakeApi;
 
 use crate::responders::{good_responder, repair_responder};
-use crate::world::{repo, World};
-
-/// `text` with what differs between runs replaced: the out dir, the fake's address, the repo.
-fn stable(world: &World, fake: Option<&FakeApi>, text: &str) -> String {
-    let mut text = text.replace(&world.out().display().to_string(), "[OUT]");
-    if let Some(fake) = fake {
-        text = text.replace(&fake.base_url(), "[API]");
-    }
-    text.replace(&repo().display().to_string(), "[REPO]")
-}
+use crate::world::{stable, World};
 
 #[test]
 fn the_author_summary_prints_each_round_and_the_totals_in_aligned_columns() {

@@ -8,28 +8,22 @@ use saseval_testkit::fake_api::FakeApi;
 
 use crate::bar::Bar;
 use crate::responders::good_responder;
-use crate::world::{fixture_prompts_copy, repo, Run, World};
+use crate::world::{author_refused_with_each_set, fixture_prompts_copy, repo, stable, Run, World};
 
 #[test]
 fn config_errors_exit_2_naming_the_key_before_any_request() {
     let fake = FakeApi::start(good_responder());
-    let cases: [(&str, &str); 6] = [
-        ("api.bogus=1", "bogus"),
-        ("release.per_category=0", "release.per_category"),
-        ("author.temperature=-1", "author.temperature"),
-        ("categories.reasoning.T=\"hot\"", "T"),
-        ("categories.made_up.c=0.1", "made_up"),
-        ("api.base_url=http://10.1.2.3/v1", "https://"),
+    let sets = [
+        "api.bogus=1",
+        "release.per_category=0",
+        "author.temperature=-1",
+        "categories.reasoning.T=\"hot\"",
+        "categories.made_up.c=0.1",
+        "api.base_url=http://10.1.2.3/v1",
+        "api.api_key_env=SASEVAL_NO_SUCH_KEY",
     ];
-    for (set, needle) in cases {
-        let world = World::new(&fake).set(set);
-        world.run(&["author"]).code(2).stderr_has(needle);
-    }
-    let world = World::new(&fake).set("api.api_key_env=SASEVAL_NO_SUCH_KEY");
-    world
-        .run(&["author"])
-        .code(2)
-        .stderr_has("SASEVAL_NO_SUCH_KEY");
+    let text = author_refused_with_each_set(&fake, &sets);
+    insta::assert_snapshot!("config_errors_name_the_key", text);
     assert_eq!(fake.counters().http_requests, 0);
 }
 
@@ -37,55 +31,35 @@ fn config_errors_exit_2_naming_the_key_before_any_request() {
 fn absurd_numbers_credentials_in_the_url_and_bad_sets_are_exit_2_before_any_request() {
     let fake = FakeApi::start(good_responder());
     let local_creds = fake.base_url().replace("http://", "http://user:hunter2@");
-    let cases: Vec<(Vec<String>, &str)> = vec![
-        (
-            vec!["api.retry_initial_secs=1e300".into()],
-            "api.retry_initial_secs",
-        ),
-        (
-            vec!["api.poll_interval_secs=1e300".into()],
-            "api.poll_interval_secs",
-        ),
-        (
-            vec!["api.request_timeout_secs=1e300".into()],
-            "api.request_timeout_secs",
-        ),
-        (
-            vec!["release.per_category=1000000000000".into()],
-            "release.per_category",
-        ),
-        (
-            vec![
-                "release.per_category=1000000000000000000".into(),
-                "author.oversample=10".into(),
-            ],
-            "release.per_category",
-        ),
-        (vec!["repair.models=[\"\"]".into()], "repair.models"),
-        (vec![format!("api.base_url={local_creds}")], "api.base_url"),
-        (
-            vec!["api.base_url=https://user:hunter2@api.example.com/v1".into()],
-            "api.base_url",
-        ),
-        (
-            vec!["api.base_url=http://user:hunter2@10.1.2.3/v1".into()],
-            "api.base_url",
-        ),
-        (
-            vec!["api.poll_interval_secs=0.o5".into()],
-            "--set api.poll_interval_secs=0.o5",
-        ),
+    let cases: Vec<Vec<String>> = vec![
+        vec!["api.retry_initial_secs=1e300".into()],
+        vec!["api.poll_interval_secs=1e300".into()],
+        vec!["api.request_timeout_secs=1e300".into()],
+        vec!["release.per_category=1000000000000".into()],
+        vec![
+            "release.per_category=1000000000000000000".into(),
+            "author.oversample=10".into(),
+        ],
+        vec!["repair.models=[\"\"]".into()],
+        vec![format!("api.base_url={local_creds}")],
+        vec!["api.base_url=https://user:hunter2@api.example.com/v1".into()],
+        vec!["api.base_url=http://user:hunter2@10.1.2.3/v1".into()],
+        vec!["api.poll_interval_secs=0.o5".into()],
     ];
-    for (sets, needle) in cases {
+    let mut text = String::new();
+    for sets in cases {
         let mut world = World::new(&fake);
         for set in &sets {
             world.also(set);
         }
         let bar = Bar::before(&world);
         let run = bar.ran(world.run_within(&["run"], &[], 60));
-        run.code(2).stderr_has(needle);
+        run.code(2);
         assert!(!run.stderr.contains("hunter2"), "{sets:?}: {}", run.stderr);
         bar.after();
+        let shown = stable(&world, Some(&fake), &run.exit_and_stderr());
+        let sets = stable(&world, Some(&fake), &sets.join(" "));
+        text.push_str(&format!("## --set {sets}\n{shown}\n"));
     }
     let world = World::new(&fake);
     let config = world.dir.path().join("latin1.toml");
@@ -95,11 +69,12 @@ fn absurd_numbers_credentials_in_the_url_and_bad_sets_are_exit_2_before_any_requ
     let mut cmd = world.command(&["author"]);
     cmd.arg("--config").arg(&config);
     let bar = Bar::before(&world);
-    bar.ran(Run::of(cmd.output().expect("runs")))
-        .code(2)
-        .stderr_has("UTF-8")
-        .stderr_has("line 1, column 3");
+    let run = bar.ran(Run::of(cmd.output().expect("runs")));
+    run.code(2);
     bar.after();
+    let shown = stable(&world, Some(&fake), &run.exit_and_stderr());
+    text.push_str(&format!("## a config that is not UTF-8\n{shown}\n"));
+    insta::assert_snapshot!("absurd_numbers_credentials_and_bad_sets", text);
     assert_eq!(fake.counters().http_requests, 0, "nothing was sent");
 }
 
@@ -113,11 +88,12 @@ fn template_with_unknown_placeholder_is_exit_2_naming_the_file() {
     .expect("write");
     let world = World::with_url("http://127.0.0.1:9/v1".into())
         .set(&format!("author.prompts_dir={}", prompts.path().display()));
-    world
-        .run(&["author"])
-        .code(2)
-        .stderr_has("memory_recall.md")
-        .stderr_has("{{colour}}");
+    let run = world.run(&["author"]);
+    run.code(2);
+    insta::assert_snapshot!(
+        "unknown_placeholder",
+        in_prompts(&prompts, &world, &run.exit_and_stderr())
+    );
 }
 
 #[test]
@@ -129,17 +105,27 @@ fn an_oversized_or_endless_template_is_exit_2_naming_the_file() {
     let world = World::with_url("http://127.0.0.1:9/v1".into())
         .set(&format!("author.prompts_dir={}", prompts.path().display()));
     let bar = Bar::before(&world);
-    bar.ran(world.run_within(&["author"], &[], 60))
-        .code(2)
-        .stderr_has("reasoning.md")
-        .stderr_has("1 MB");
+    let run = bar.ran(world.run_within(&["author"], &[], 60));
+    run.code(2);
+    insta::assert_snapshot!(
+        "oversized_template",
+        in_prompts(&prompts, &world, &run.exit_and_stderr())
+    );
     std::fs::remove_file(&template).expect("remove");
     std::os::unix::fs::symlink("/dev/zero", &template).expect("symlink");
-    bar.ran(world.run_within(&["author"], &[], 60))
-        .code(2)
-        .stderr_has("reasoning.md")
-        .stderr_has("not a regular file");
+    let run = bar.ran(world.run_within(&["author"], &[], 60));
+    run.code(2);
+    insta::assert_snapshot!(
+        "endless_template",
+        in_prompts(&prompts, &world, &run.exit_and_stderr())
+    );
     bar.after();
+}
+
+/// `text` made stable, with the temporary copy of the templates shown as `[PROMPTS]`.
+fn in_prompts(prompts: &tempfile::TempDir, world: &World, text: &str) -> String {
+    let text = text.replace(&prompts.path().display().to_string(), "[PROMPTS]");
+    stable(world, None, &text)
 }
 
 #[test]
@@ -147,14 +133,22 @@ fn a_second_process_on_the_same_out_dir_is_refused() {
     let world = World::with_url("http://127.0.0.1:9/v1".into());
     std::fs::create_dir_all(world.out()).expect("out dir");
     std::fs::write(world.out().join(".saseval.lock"), "1").expect("lock");
-    world.run(&["author"]).code(1).stderr_has("pid 1");
+    let run = world.run(&["author"]);
+    insta::assert_snapshot!(
+        "locked_out_dir",
+        stable(&world, None, &run.exit_and_stderr())
+    );
 }
 
 #[test]
 fn an_out_dir_that_is_a_file_is_a_usage_error() {
     let world = World::with_url("http://127.0.0.1:9/v1".into());
     std::fs::write(world.out(), "not a folder").expect("file");
-    world.run(&["author"]).code(2).stderr_has("not a folder");
+    let run = world.run(&["author"]);
+    insta::assert_snapshot!(
+        "out_dir_is_a_file",
+        stable(&world, None, &run.exit_and_stderr())
+    );
 }
 
 #[test]
@@ -173,10 +167,11 @@ fn a_read_only_out_dir_is_a_usage_error_before_any_request() {
         let _ = std::fs::remove_file(out.join("probe"));
         cmd = as_unprivileged_user(&cmd);
     }
-    Run::of(cmd.output().expect("the binary runs"))
-        .code(2)
-        .stderr_has("is not writable")
-        .stderr_has("--out");
+    let run = Run::of(cmd.output().expect("the binary runs"));
+    insta::assert_snapshot!(
+        "read_only_out_dir",
+        stable(&world, Some(&fake), &run.exit_and_stderr())
+    );
     assert_eq!(fake.counters().http_requests, 0, "nothing was sent");
 }
 

@@ -7,7 +7,9 @@ use saseval_testkit::fake_api::{FakeApi, Fault, ListStyle, LostReply, Route};
 
 use crate::bar::Bar;
 use crate::responders::{good_responder, losing, repair_responder};
-use crate::world::{all_files, assert_same_release, count_by_category, release_bytes, World};
+use crate::world::{
+    all_files, assert_same_release, count_by_category, release_bytes, stable, World,
+};
 
 /// A run that needs two rounds of the loop: the repair fixtures' planted keys and misbehaving
 /// verifier, items lost after the gate, and round 0 sized for no loss at all.
@@ -273,11 +275,11 @@ fn a_damaged_journal_is_reported_with_how_to_recover() {
     let journal = world.out().join("state/journal/author-r0.json");
     let text = std::fs::read_to_string(&journal).expect("journal");
     std::fs::write(&journal, &text[..text.len() / 2]).expect("truncate");
-    world
-        .run(&["author"])
-        .code(1)
-        .stderr_has("author-r0.json")
-        .stderr_has("fingerprint");
+    let damaged = world.run(&["author"]);
+    insta::assert_snapshot!(
+        "a_damaged_journal",
+        stable(&world, Some(&fake), &damaged.exit_and_stderr())
+    );
     let created = fake.counters().batches_created;
     std::fs::rename(&journal, journal.with_extension("damaged")).expect("move aside");
     world.run(&["author"]).success();
@@ -320,9 +322,12 @@ fn a_cache_cut_in_the_middle_is_rebuilt_from_the_downloads_without_buying_anythi
     let bytes = std::fs::read(&cache).expect("cache");
     std::fs::write(&cache, &bytes[..bytes.len() / 2]).expect("cut");
     let bar = Bar::before(&world);
-    bar.ran(world.run(&["author"]))
-        .success()
-        .stderr_has("re-collected");
+    let rebuilt = bar.ran(world.run(&["author"]));
+    rebuilt.success();
+    insta::assert_snapshot!(
+        "a_cut_cache_is_re_collected",
+        stable(&world, Some(&fake), &rebuilt.stderr)
+    );
     bar.after();
     bar.nothing_lost(&fake);
     assert_eq!(
@@ -347,7 +352,10 @@ fn a_flipped_byte_in_the_cache_is_recovered_as_its_message_says_without_paying()
     std::fs::write(&cache, flipped).expect("flip");
     let bar = Bar::before(&world);
     let damaged = bar.ran(world.run(&["author"]));
-    damaged.code(1).stderr_has("damaged");
+    insta::assert_snapshot!(
+        "a_flipped_byte_in_the_cache",
+        stable(&world, Some(&fake), &damaged.exit_and_stderr())
+    );
     follow_mv(&damaged.stderr);
     bar.ran(world.run(&["author"])).success();
     bar.after();
@@ -374,10 +382,10 @@ fn a_journal_naming_a_batch_the_server_does_not_know_says_what_to_do() {
     world.also(&format!("api.base_url={}", other.base_url()));
     let bar = Bar::before(&world);
     let stuck = bar.ran(world.run(&["author"]));
-    stuck
-        .code(1)
-        .stderr_has("does not know")
-        .stderr_has("api.base_url");
+    insta::assert_snapshot!(
+        "a_batch_the_server_does_not_know",
+        stable(&world, Some(&other), &stuck.exit_and_stderr())
+    );
     follow_mv(&stuck.stderr);
     bar.ran(world.run(&["author"])).success();
     bar.after();
@@ -395,7 +403,10 @@ fn request_files_deleted_while_a_batch_runs_are_named_with_the_recovery() {
     }
     let bar = Bar::before(&world);
     let stuck = bar.ran(world.run(&["author"]));
-    stuck.code(1).stderr_has("state/requests");
+    insta::assert_snapshot!(
+        "request_files_deleted_while_a_batch_runs",
+        stable(&world, Some(&fake), &stuck.exit_and_stderr())
+    );
     follow_mv(&stuck.stderr);
     bar.ran(world.run(&["author"])).success();
     bar.after();

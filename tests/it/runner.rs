@@ -14,7 +14,7 @@ use saseval_testkit::fake_api::{
 use crate::bar::Bar;
 use crate::responders::{good_responder, responder_with_one_failure};
 use crate::world::{
-    all_files, count_by_category, fixture_prompts_copy, read_jsonl, World, CATEGORIES, KEY,
+    all_files, count_by_category, fixture_prompts_copy, read_jsonl, stable, World, CATEGORIES, KEY,
 };
 
 #[test]
@@ -54,10 +54,12 @@ fn author_fills_every_category_and_a_rerun_makes_no_request() {
 fn no_wait_submits_looks_once_and_exits_then_a_rerun_with_no_wait_collects() {
     let fake = FakeApi::start(good_responder());
     let world = World::new(&fake);
-    world
-        .run(&["author", "--no-wait"])
-        .success()
-        .stderr_has("--no-wait");
+    let submitted = world.run(&["author", "--no-wait"]);
+    submitted.success();
+    insta::assert_snapshot!(
+        "author_no_wait_submits_and_exits",
+        stable(&world, Some(&fake), &submitted.stderr)
+    );
     assert!(
         !world.out().join("authored.jsonl").exists()
             || world.read_jsonl("authored.jsonl").is_empty()
@@ -69,10 +71,9 @@ fn no_wait_submits_looks_once_and_exits_then_a_rerun_with_no_wait_collects() {
     );
     let status = world.run(&["status"]);
     status.success();
-    assert!(
-        status.stdout.contains("created") && status.stdout.contains("batch_"),
-        "{}",
-        status.stdout
+    insta::assert_snapshot!(
+        "status_of_a_batch_not_waited_for",
+        stable(&world, Some(&fake), &status.stdout)
     );
     // The fake completes a batch at its second poll: the re-run's one look collects it.
     world.run(&["author", "--no-wait"]).success();
@@ -105,7 +106,12 @@ fn changing_one_template_resends_only_its_requests() {
 #[test]
 fn the_file_backend_exports_requests_and_imports_another_engines_output() {
     let world = World::with_url("https://unused.example/v1".into()).set("api.provider=file");
-    world.run(&["author"]).success().stderr_has("--import");
+    let exported = world.run(&["author"]);
+    exported.success();
+    insta::assert_snapshot!(
+        "file_backend_exports_and_names_the_import",
+        stable(&world, None, &exported.stderr)
+    );
     let export_dir = world.out().join("export");
     let responder = good_responder();
     let mut output = String::new();
@@ -214,9 +220,23 @@ fn a_failed_batch_is_reported_and_not_resubmitted_blindly() {
         let fake = FakeApi::start(good_responder());
         fake.push_fault(Fault::FailNextBatch { shape });
         let world = World::new(&fake);
-        world.run(&["author"]).code(1).stderr_has("failed");
+        let failed = world.run(&["author"]);
+        failed.code(1);
         let created = fake.counters().batches_created;
-        world.run(&["author"]).code(1).stderr_has("--retry-failed");
+        let rerun = world.run(&["author"]);
+        rerun.code(1);
+        insta::assert_snapshot!(
+            format!("a_failed_batch_{shape:?}"),
+            stable(
+                &world,
+                Some(&fake),
+                &format!(
+                    "## author\n{}\n## author again\n{}",
+                    failed.exit_and_stderr(),
+                    rerun.exit_and_stderr()
+                )
+            )
+        );
         assert_eq!(
             fake.counters().batches_created,
             created,
@@ -231,7 +251,11 @@ fn a_batch_cancelled_by_someone_else_keeps_its_lines_and_a_rerun_sends_only_the_
     let fake = FakeApi::start(good_responder());
     fake.push_fault(Fault::CancelNextBatch { completed: 10 });
     let world = World::new(&fake);
-    world.run(&["author"]).code(1).stderr_has("cancelled");
+    let cancelled = world.run(&["author"]);
+    insta::assert_snapshot!(
+        "a_batch_cancelled_by_someone_else",
+        stable(&world, Some(&fake), &cancelled.exit_and_stderr())
+    );
     world.run(&["author"]).success();
     let counters = fake.counters();
     assert_eq!(
@@ -259,7 +283,11 @@ fn cancel_stops_a_mistaken_submission_and_a_rerun_keeps_what_completed() {
         cancel.stdout
     );
     assert_eq!(fake.counters().cancels, 1);
-    world.run(&["author"]).code(1).stderr_has("cancelled");
+    let after_cancel = world.run(&["author"]);
+    insta::assert_snapshot!(
+        "author_after_cancel",
+        stable(&world, Some(&fake), &after_cancel.exit_and_stderr())
+    );
 }
 
 #[test]
@@ -268,11 +296,18 @@ fn a_batch_stuck_in_validating_past_its_window_ends_with_a_clear_message() {
     fake.set_clock(1_000_000_000);
     fake.push_fault(Fault::StuckValidating);
     let world = World::new(&fake);
-    world
-        .run(&["author"])
-        .code(1)
-        .stderr_has("after its completion window ended")
-        .stderr_has("saseval-gen cancel");
+    let stuck = world.run(&["author"]).exit_and_stderr();
+    // How long ago the fake's clock ended the window depends on today's date.
+    let minutes = stuck
+        .split(" minutes after")
+        .next()
+        .and_then(|head| head.rsplit(' ').next())
+        .unwrap_or_default();
+    let stuck = stuck.replacen(&format!("{minutes} minutes"), "[N] minutes", 1);
+    insta::assert_snapshot!(
+        "a_batch_stuck_past_its_window",
+        stable(&world, Some(&fake), &stuck)
+    );
     world.run(&["cancel"]).success();
     assert_eq!(fake.counters().cancels, 1);
 }
@@ -331,7 +366,12 @@ fn foreign_and_duplicate_output_lines_are_ignored_with_a_warning() {
     let fake = FakeApi::start(good_responder());
     fake.push_fault(Fault::ShuffleDuplicateForeign);
     let world = World::new(&fake);
-    world.run(&["author"]).success().stderr_has("never sent");
+    let run = world.run(&["author"]);
+    run.success();
+    insta::assert_snapshot!(
+        "foreign_and_duplicate_lines_are_warned",
+        stable(&world, Some(&fake), &run.stderr)
+    );
 }
 
 #[test]
@@ -339,12 +379,16 @@ fn an_output_file_that_404s_stops_with_a_clear_message_and_loses_nothing() {
     let fake = FakeApi::start(good_responder());
     fake.push_fault(Fault::OutputFile404);
     let world = World::new(&fake);
-    world.run(&["author"]).code(1).stderr_has("404");
+    let run = world.run(&["author"]);
+    insta::assert_snapshot!(
+        "an_output_file_that_404s",
+        stable(&world, Some(&fake), &run.exit_and_stderr())
+    );
     let status = world.run(&["status"]);
-    assert!(
-        status.stdout.contains("finished"),
-        "the batch stays journaled for a later re-run: {}",
-        status.stdout
+    // The batch stays journaled for a later re-run.
+    insta::assert_snapshot!(
+        "status_after_an_output_file_404",
+        stable(&world, Some(&fake), &status.stdout)
     );
 }
 

@@ -31,6 +31,38 @@ pub(crate) fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// `text` with what differs between runs replaced by placeholders, so that a snapshot pins the
+/// rest whole: the out dir (`[OUT]`), the rest of the world's temp dir (`[DIR]`), the fake's
+/// address (`[API]`, its bare host and port `[API-HOST]`) and the crate's folder (`[REPO]`).
+pub(crate) fn stable(world: &World, fake: Option<&FakeApi>, text: &str) -> String {
+    let mut text = text
+        .replace(&world.out().display().to_string(), "[OUT]")
+        .replace(&world.dir.path().display().to_string(), "[DIR]");
+    if let Some(fake) = fake {
+        let url = fake.base_url();
+        text = text.replace(&url, "[API]");
+        let host = url.trim_start_matches("http://").split('/').next();
+        if let Some(host) = host.filter(|host| !host.is_empty()) {
+            text = text.replace(host, "[API-HOST]");
+        }
+    }
+    text.replace(&repo().display().to_string(), "[REPO]")
+}
+
+/// `author` run in a new world for each `--set` alone, each refused with exit 2: the `--set`s
+/// with what was printed, stable, as one text to pin in a snapshot.
+pub(crate) fn author_refused_with_each_set(fake: &FakeApi, sets: &[&str]) -> String {
+    let mut text = String::new();
+    for set in sets {
+        let world = World::new(fake).set(set);
+        let run = world.run(&["author"]);
+        run.code(2);
+        let shown = stable(&world, Some(fake), &run.exit_and_stderr());
+        text.push_str(&format!("## --set {set}\n{shown}\n"));
+    }
+    text
+}
+
 /// One test's world: a temp dir with the out dir, and the command line that reaches the fake.
 pub(crate) struct World {
     pub(crate) dir: tempfile::TempDir,
@@ -184,6 +216,16 @@ impl Run {
             self.stderr
         );
         self
+    }
+
+    /// The exit code and stderr, as one text to pin in a snapshot.
+    pub(crate) fn exit_and_stderr(&self) -> String {
+        format!("exit {:?}\n{}", self.code, self.stderr)
+    }
+
+    /// The exit code and stdout, as one text to pin in a snapshot.
+    pub(crate) fn exit_and_stdout(&self) -> String {
+        format!("exit {:?}\n{}", self.code, self.stdout)
     }
 
     pub(crate) fn stderr_has(&self, needle: &str) -> &Run {
