@@ -488,14 +488,13 @@ pub fn dry_run(config: &Config, out_dir: &Path) -> Result<String> {
         &config.audit.models,
         &estimate,
     ));
-    let verdict = if estimate.usd > config.audit.max_cost_usd {
-        "a run would stop here"
-    } else {
-        "within"
-    };
     lines.push(format!(
-        "  worst case: every reply uses max_tokens; cached requests are not sent again; {verdict} audit.max_cost_usd = {:.2}",
-        config.audit.max_cost_usd
+        "  worst case: every reply uses max_tokens; cached requests are not sent again; {}",
+        super::plan::limit_verdict(
+            estimate.usd,
+            "audit.max_cost_usd",
+            config.audit.max_cost_usd
+        )
     ));
     Ok(lines.join("\n"))
 }

@@ -210,16 +210,20 @@ pub fn render(config: &Config, plan: &Plan) -> String {
     lines.push(table_row("total", requests, None, &estimate));
     lines.push(format!("  assumes {}", plan.basis));
     lines.push(pricing_note(config, &plan.models, &estimate));
-    let verdict = if estimate.usd > plan.limit {
-        "a run would stop here"
-    } else {
-        "within"
-    };
     lines.push(format!(
-        "  worst case: every reply uses max_tokens; {verdict} {} = {:.2}",
-        plan.limit_key, plan.limit
+        "  worst case: every reply uses max_tokens; {}",
+        limit_verdict(estimate.usd, plan.limit_key, plan.limit)
     ));
     lines.join("\n")
+}
+
+/// Whether a worst-case cost fits its guard, as a dry run states it.
+pub fn limit_verdict(usd: f64, key: &str, limit: f64) -> String {
+    if usd > limit {
+        format!("over {key} = {limit:.2}: a run would stop here")
+    } else {
+        format!("within {key} = {limit:.2}")
+    }
 }
 
 /// Which models have no price (their cost counts as 0), or that every one has one.
