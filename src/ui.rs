@@ -25,15 +25,9 @@ impl Printer {
         eprintln!("warning: {msg}");
     }
 
-    /// The error a command ended with (stderr), with each cause of its chain after a colon.
+    /// The error a command ended with (stderr).
     pub fn error(&self, error: &dyn std::error::Error) {
-        let mut line = format!("error: {error}");
-        let mut cause = error.source();
-        while let Some(inner) = cause {
-            line.push_str(&format!(": {inner}"));
-            cause = inner.source();
-        }
-        eprintln!("{line}");
+        eprintln!("error: {}", with_causes(error));
     }
 
     /// A result line (stdout).
@@ -51,5 +45,51 @@ impl Printer {
             bar.set_style(style);
         }
         bar
+    }
+}
+
+/// `error` with each cause of its chain after a colon, except a cause its message already quotes.
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut line = error.to_string();
+    let mut cause = error.source();
+    while let Some(inner) = cause {
+        let text = inner.to_string();
+        if !line.contains(&text) {
+            line.push_str(&format!(": {text}"));
+        }
+        cause = inner.source();
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_causes;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("{message}")]
+    struct Wrapped {
+        message: String,
+        #[source]
+        source: std::io::Error,
+    }
+
+    fn wrapped(message: &str) -> Wrapped {
+        Wrapped {
+            message: message.to_string(),
+            source: std::io::Error::other("disk full"),
+        }
+    }
+
+    #[test]
+    fn a_cause_is_appended_once_and_not_when_the_message_quotes_it() {
+        assert_eq!(
+            with_causes(&wrapped("cannot write out/x")),
+            "cannot write out/x: disk full"
+        );
+        assert_eq!(
+            with_causes(&wrapped("cannot write out/x (disk full): free some space")),
+            "cannot write out/x (disk full): free some space"
+        );
     }
 }
