@@ -10,7 +10,9 @@ use saseval_testkit::fake_api::{FakeApi, FakeReply, Responder};
 use saseval_testkit::replies;
 
 use crate::bar::Bar;
-use crate::responders::{author_slot, good_responder, items_of, template_field};
+use crate::responders::{
+    author_slot, good_responder, items_of, one_speaker_dialogs, template_field,
+};
 use crate::world::{
     author_refused_with_each_set, count_by_category, fixture_prompts_copy, repo, run_killed_after,
     show_example_item, stable, World,
@@ -337,23 +339,7 @@ fn a_template_edited_to_other_speaker_labels_still_fills_its_category() {
 
 #[test]
 fn a_category_far_short_of_its_need_gets_a_hint_naming_the_rule_and_an_example() {
-    let inner = good_responder();
-    let responder: Responder = Arc::new(move |custom_id: &str, body: &Value| {
-        if let Some(("conversational", round, index)) = author_slot(custom_id) {
-            let count = template_field(body, "count")
-                .and_then(|c| c.parse().ok())
-                .unwrap_or(1);
-            return FakeReply::Content(replies::author_reply_with_labels(
-                "conversational",
-                "telecom",
-                count,
-                round * 1000 + index,
-                ("Customer:", "Customer:"),
-            ));
-        }
-        inner(custom_id, body)
-    });
-    let fake = FakeApi::start(responder);
+    let fake = FakeApi::start(one_speaker_dialogs());
     let world = World::new(&fake)
         .set("author.max_rounds=2")
         .set("assemble.allow_short=true");

@@ -2,14 +2,11 @@
 //! until the release is full or a stop rule says why not, pays for no request twice, and states
 //! each round's survival.
 
-use std::sync::Arc;
-
 use serde_json::Value;
 
-use saseval_testkit::fake_api::{FakeApi, FakeReply, Responder};
-use saseval_testkit::replies;
+use saseval_testkit::fake_api::FakeApi;
 
-use crate::responders::{author_slot, good_responder, lossy_responder, template_field};
+use crate::responders::{author_slot, lossy_responder, one_speaker_dialogs};
 use crate::world::{count_by_category, stable, World, CATEGORIES};
 
 /// The shipped config at 20 per category with two verifiers and a three-model panel.
@@ -154,27 +151,6 @@ fn a_short_run_continues_when_max_rounds_is_raised_and_redoes_nothing() {
         "round 0 authored again: {round0_again:?}"
     );
     assert!(after.lines_in_batches.keys().any(|id| id.contains("/r1/")));
-}
-
-/// `good_responder`, except that every conversational dialog has one speaker only, so the gate
-/// rejects every conversational item.
-fn one_speaker_dialogs() -> Responder {
-    let inner = good_responder();
-    Arc::new(move |custom_id: &str, body: &Value| {
-        if let Some(("conversational", round, index)) = author_slot(custom_id) {
-            let count = template_field(body, "count")
-                .and_then(|c| c.parse().ok())
-                .unwrap_or(1);
-            return FakeReply::Content(replies::author_reply_with_labels(
-                "conversational",
-                "telecom",
-                count,
-                round * 1000 + index,
-                ("Customer:", "Customer:"),
-            ));
-        }
-        inner(custom_id, body)
-    })
 }
 
 #[test]

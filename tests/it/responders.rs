@@ -88,6 +88,27 @@ pub(crate) fn good_responder() -> Responder {
     })
 }
 
+/// `good_responder`, except that every conversational dialog has one speaker only, so the gate
+/// rejects every conversational item.
+pub(crate) fn one_speaker_dialogs() -> Responder {
+    let inner = good_responder();
+    Arc::new(move |custom_id: &str, body: &Value| {
+        if let Some(("conversational", round, index)) = author_slot(custom_id) {
+            let count = template_field(body, "count")
+                .and_then(|c| c.parse().ok())
+                .unwrap_or(1);
+            return FakeReply::Content(replies::author_reply_with_labels(
+                "conversational",
+                "telecom",
+                count,
+                round * 1000 + index,
+                ("Customer:", "Customer:"),
+            ));
+        }
+        inner(custom_id, body)
+    })
+}
+
 /// The responder for repair tests: reasoning r0/0000 carries the wrong-key fixture; verifier
 /// `v-b` misbehaves on chosen bloated_reasoning items.
 pub(crate) fn repair_responder() -> Responder {
