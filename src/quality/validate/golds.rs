@@ -700,6 +700,52 @@ pub fn stated_code<'g>(prompt: &str, golds: &'g [String]) -> Option<&'g str> {
     })
 }
 
+/// How a technical_code prompt gives a gold away beyond [`stated_code`], each time by whole
+/// words: its question names the gold; its description outside the code names a gold of several
+/// words (one ordinary word, `From`, may stand in prose by chance); or the question asks what must
+/// be added or what is missing while the code already has the gold.
+pub fn given_away<'g>(
+    prompt: &str,
+    question: &str,
+    golds: &'g [String],
+) -> Option<(&'g str, &'static str)> {
+    let (prose, code) = prose_and_code(prompt);
+    let (question, prose, code) = (normalise(question), normalise(&prose), normalise(&code));
+    let asks_to_add = question
+        .split(' ')
+        .any(|word| matches!(word, "add" | "added" | "adding" | "missing"));
+    golds.iter().find_map(|gold| {
+        let gold_words = normalise(gold);
+        let stands_in = |text: &str| !word_spans(text, &gold_words).is_empty();
+        let how = if stands_in(&question) {
+            "the question names it"
+        } else if gold_words.contains(' ') && stands_in(&prose) {
+            "the description outside the code names it"
+        } else if asks_to_add && stands_in(&code) {
+            "the question asks what to add, and the code already has it"
+        } else {
+            return None;
+        };
+        Some((gold.as_str(), how))
+    })
+}
+
+/// The lines of a technical_code prompt outside its code (fenced, or indented by four spaces or a
+/// tab), and the code's lines.
+fn prose_and_code(prompt: &str) -> (String, String) {
+    let (mut prose, mut code) = (String::new(), String::new());
+    let mut fenced = false;
+    for line in prompt.lines() {
+        let fence = line.trim_start().starts_with("```");
+        let in_code = fenced || fence || line.starts_with("    ") || line.starts_with('\t');
+        fenced ^= fence;
+        let part = if in_code { &mut code } else { &mut prose };
+        part.push_str(line);
+        part.push('\n');
+    }
+    (prose, code)
+}
+
 /// A number or a code by its capitals (`404`, `AAAA`, `KeyError`), not a word of prose.
 fn is_code(token: &str) -> bool {
     token.bytes().any(|b| b.is_ascii_digit()) || token.chars().skip(1).any(char::is_uppercase)

@@ -334,6 +334,12 @@ pub fn check_item(
                     ),
                 );
             }
+            if let Some((gold, how)) = golds::given_away(prompt, parts.question, &item.golds) {
+                return reject(
+                    Reason::GoldInPrompt,
+                    format!("the prompt gives gold {gold:?} away: {how}"),
+                );
+            }
         }
         (AnswerSource::Context, Some(context)) => {
             if !graded(context, &item.golds) {

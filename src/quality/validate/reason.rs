@@ -216,7 +216,9 @@ impl Reason {
             }
             Reason::GoldInPrompt => {
                 "a gold is graded present in the prompt itself; in technical_code, the prompt \
-                 states every number or code of a gold (`404`, `HTTP 404`) as a word of its own"
+                 states every number or code of a gold (`404`, `HTTP 404`) as a word of its own, \
+                 the question names a gold, the description outside the code names a gold of \
+                 several words, or the question asks what to add and the code already has it"
             }
             Reason::GoldNotInContext => {
                 "no gold is graded present in the item's document, snippets, earlier turns or facts"
