@@ -12,6 +12,7 @@ mod dialog;
 mod golds;
 mod junk;
 mod memory;
+mod personal;
 mod quantity;
 mod question;
 mod reason;
@@ -305,6 +306,7 @@ pub fn check_item(
         return reject(Reason::EmptyPrompt, "the prompt is blank");
     }
     junk::check_placeholder(prompt)?;
+    personal::check_personal_data(prompt)?;
     junk::check_length(prompt, rules.min_prompt_words(category))?;
     junk::check_complete(prompt)?;
     let reading = question::read(prompt);

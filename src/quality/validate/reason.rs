@@ -29,6 +29,7 @@ pub enum Reason {
     WrongType,
     EmptyPrompt,
     PlaceholderPrompt,
+    PersonalData,
     PromptTooShort,
     PromptCut,
     NoQuestion,
@@ -73,6 +74,7 @@ impl Reason {
             Reason::WrongType,
             Reason::EmptyPrompt,
             Reason::PlaceholderPrompt,
+            Reason::PersonalData,
             Reason::PromptTooShort,
             Reason::PromptCut,
             Reason::NoQuestion,
@@ -111,6 +113,7 @@ impl Reason {
             Reason::WrongType => "wrong_type",
             Reason::EmptyPrompt => "empty_prompt",
             Reason::PlaceholderPrompt => "placeholder_prompt",
+            Reason::PersonalData => "personal_data",
             Reason::PromptTooShort => "prompt_too_short",
             Reason::PromptCut => "prompt_cut",
             Reason::EmptyGolds => "empty_golds",
@@ -151,6 +154,10 @@ impl Reason {
                 "the item is not an object, or a field is not a string / array of strings"
             }
             Reason::EmptyPrompt => "the prompt is blank",
+            Reason::PersonalData => {
+                "the prompt holds what the content rules forbid as personal data: an email \
+                 address, a phone number or a street address"
+            }
             Reason::PlaceholderPrompt => {
                 "the prompt is a placeholder: no letter or digit (`…`), one bracketed slot \
                  (`[prompt]`, `<your question here>`), a lone label (`Question:`), lorem ipsum \
