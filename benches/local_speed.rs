@@ -8,13 +8,15 @@
 //! warm-up decode, then 128 single-token decodes timed together. It runs in a child process
 //! before the engine in every repetition, so drift in the machine's speed reaches both sides.
 //!
-//! `-- --parallel N` measures parallel decoding instead: the aggregate generation speed of N
-//! author requests decoded together (`local.parallel = N`) against the same requests decoded one
-//! at a time, and against llama.cpp's own batched decoding at the same batch size on the same
-//! compiled library (batched-bench's text-generation loop with a shared prompt: N sequences share
-//! the prompt's KV cells, then every step decodes one token of each, all logits kept). It also
-//! counts how many responses are the same bytes with N sequences as with one (the batch shape
-//! changes llama.cpp's float sums) and whether each setting repeats its own bytes.
+//! `-- --parallel N` measures parallel decoding instead: the aggregate generation speed of 3N
+//! author requests decoded N at a time (`local.parallel = N`, a finished one handing its slot to
+//! the next) against the same requests decoded one at a time, and against llama.cpp's own
+//! batched decoding at the same batch size on the same compiled library (batched-bench's
+//! text-generation loop: every sequence holds a prompt of the same depth, then every step decodes
+//! one token of each, all logits kept; with a prompt per sequence, its default, and with one
+//! shared prompt, its `-pps`). It also counts how many responses are the same bytes with N
+//! sequences as with one (the batch shape changes llama.cpp's float sums) and whether each
+//! setting, on a fresh engine each time, repeats its own bytes.
 //!
 //! Run it with `cargo bench --bench local_speed` (add `-- --quick` for one repetition at two
 //! threads). It prints a markdown table and writes `local.json` (`local-parallel.json` with
@@ -72,9 +74,12 @@ const CONFIG_FILE: &str = "pipeline.local.toml";
 const REFERENCE_ENV: &str = "SASEVAL_LOCAL_SPEED_REFERENCE";
 /// Set (to "THREADS CONTEXT_SIZE SEQUENCES") in the child that runs llama.cpp's batched decoding.
 const BATCHED_ENV: &str = "SASEVAL_LOCAL_SPEED_BATCHED";
-/// Completion budget of each request in the `--parallel` comparison: the JSON-schema author
-/// replies run longer, so every sequence runs the whole budget and the batch keeps its size.
+/// Completion budget of each request in the `--parallel` comparison.
 const PARALLEL_MAX_TOKENS: u32 = 96;
+/// Requests per slot in the `--parallel` comparison: one item's reply often ends before the
+/// budget, and a finished sequence hands its slot to the next request, so with several requests
+/// per slot the batch stays full, as in a job, until the last few.
+const PARALLEL_REQUESTS_PER_SLOT: usize = 3;
 /// Steps of llama.cpp's batched decoding timed per batch size (each decodes one token of every
 /// sequence).
 const BATCHED_STEPS: usize = 32;
@@ -359,28 +364,36 @@ fn engine_run(engine: &mut LocalEngine, workload: &Workload) -> Result<EngineRun
 /// One repetition of the llama.cpp reference, in a child process of this benchmark: llama.cpp's
 /// backend may be live only once in a process, and the engine holds this process's.
 fn reference_child(settings: &LocalSettings) -> Result<[f64; 2], String> {
+    let spec = format!("{} {}", settings.threads, settings.context_size);
+    let speeds = child_speeds(
+        REFERENCE_ENV,
+        &spec,
+        &settings.model_path,
+        "the llama.cpp reference",
+    )?;
+    <[f64; 2]>::try_from(speeds)
+        .map_err(|speeds| format!("the llama.cpp reference printed {speeds:?}"))
+}
+
+/// Runs this benchmark as a child with `env` set to `spec` and returns the tokens/s it prints.
+fn child_speeds(env: &str, spec: &str, model_path: &Path, what: &str) -> Result<Vec<f64>, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this benchmark: {e}"))?;
     let output = std::process::Command::new(exe)
-        .env(
-            REFERENCE_ENV,
-            format!("{} {}", settings.threads, settings.context_size),
-        )
-        .env("SASEVAL_TEST_MODEL", &settings.model_path)
+        .env(env, spec)
+        .env("SASEVAL_TEST_MODEL", model_path)
         .output()
-        .map_err(|e| format!("cannot run the llama.cpp reference: {e}"))?;
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let speeds: Vec<f64> = stdout
-        .split_whitespace()
-        .filter_map(|word| word.parse().ok())
-        .collect();
-    match (output.status.success(), speeds.as_slice()) {
-        (true, &[at_zero, at_depth]) => Ok([at_zero, at_depth]),
-        _ => Err(format!(
-            "the llama.cpp reference failed ({}): {}",
+        .map_err(|e| format!("cannot run {what}: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "{what} failed ({}): {}",
             output.status,
             String::from_utf8_lossy(&output.stderr).trim()
-        )),
+        ));
     }
+    Ok(String::from_utf8_lossy(&output.stdout)
+        .split_whitespace()
+        .filter_map(|word| word.parse().ok())
+        .collect())
 }
 
 /// The child's side of [`reference_child`]: prints the tokens/s of `tg128` and `tg128 @ d1400`.
@@ -502,15 +515,17 @@ fn run_parallel(
     let templates = Templates::load(&config.author.prompts_dir).map_err(|e| e.to_string())?;
     let planned: Vec<_> = plan_round0(&config, &templates)
         .into_iter()
-        .take(sequences as usize)
+        .take(sequences as usize * PARALLEL_REQUESTS_PER_SLOT)
         .collect();
-    if planned.len() < sequences as usize {
+    if planned.len() < sequences as usize * PARALLEL_REQUESTS_PER_SLOT {
         return Err(format!(
-            "{CONFIG_FILE} plans {} round-0 requests; --parallel {sequences} needs as many",
+            "{CONFIG_FILE} plans {} round-0 requests; --parallel {sequences} needs \
+             {PARALLEL_REQUESTS_PER_SLOT} per sequence",
             planned.len()
         ));
     }
-    let categories: Vec<String> = planned.iter().map(|r| r.category.to_string()).collect();
+    let mut categories: Vec<String> = planned.iter().map(|r| r.category.to_string()).collect();
+    categories.dedup();
     let bodies: Vec<Value> = planned
         .iter()
         .map(|r| with_max_tokens(r.request.body(), PARALLEL_MAX_TOKENS))
@@ -524,8 +539,6 @@ fn run_parallel(
         parallel,
     };
     let load_at_start = load_average();
-    let mut together = LocalEngine::load(&settings(sequences)).map_err(|e| e.to_string())?;
-    let mut alone = LocalEngine::load(&settings(1)).map_err(|e| e.to_string())?;
     let mut rows = [
         ParallelRow {
             case: "engine, one sequence at a time",
@@ -543,7 +556,12 @@ fn run_parallel(
             runs: Vec::new(),
         },
         ParallelRow {
-            case: "llama.cpp batched decoding, shared prompt",
+            case: "llama.cpp batched decoding, a prompt per sequence",
+            sequences,
+            runs: Vec::new(),
+        },
+        ParallelRow {
+            case: "llama.cpp batched decoding, one shared prompt (`-pps`)",
             sequences,
             runs: Vec::new(),
         },
@@ -557,18 +575,21 @@ fn run_parallel(
             repetition,
             repetitions,
         );
-        let [one, many] = batched_child(&settings(sequences))?;
+        let [one, many, shared] = batched_child(&settings(sequences))?;
         rows[2].runs.push(one);
         rows[3].runs.push(many);
-        for (index, engine) in [&mut alone, &mut together].into_iter().enumerate() {
+        rows[4].runs.push(shared);
+        for (index, parallel) in [1, sequences].into_iter().enumerate() {
             progress(rows[index].case, QUICK_THREADS, repetition, repetitions);
-            let (timing, texts) = all_at_once(engine, &bodies);
+            // A fresh engine every time, as every job gets one: its replies must repeat.
+            let mut engine = LocalEngine::load(&settings(parallel)).map_err(|e| e.to_string())?;
+            let (timing, texts) = all_at_once(&mut engine, &bodies);
             rows[index].runs.push(timing.generation_tokens_per_second());
             completion_tokens[index] = timing.completion_tokens;
             outputs[index].push(texts);
         }
     }
-    print_parallel(&rows, &categories, config.local.context_size);
+    print_parallel(&rows, bodies.len(), &categories, config.local.context_size);
     let repeats = |runs: &[Vec<String>]| runs.windows(2).all(|pair| pair[0] == pair[1]);
     let same = outputs[0][0]
         .iter()
@@ -578,7 +599,8 @@ fn run_parallel(
     println!(
         "\nCompletion tokens per run: {} one at a time, {} together. Responses that are the same \
          bytes with {sequences} sequences as with one: {same} of {}. Each setting repeats its own \
-         bytes across the {repetitions} repetition(s): one at a time {}, together {}.",
+         bytes across the {repetitions} repetition(s), each on a fresh engine: one at a time {}, \
+         together {}.",
         completion_tokens[0],
         completion_tokens[1],
         bodies.len(),
@@ -630,7 +652,7 @@ fn all_at_once(engine: &mut LocalEngine, bodies: &[Value]) -> (Timing, Vec<Strin
     (timing, texts)
 }
 
-fn print_parallel(rows: &[ParallelRow], categories: &[String], context_size: u32) {
+fn print_parallel(rows: &[ParallelRow], requests: usize, categories: &[String], context_size: u32) {
     println!("| case | sequences | threads | generation tokens/s (median) | min–max |");
     println!("|---|---:|---:|---:|---:|");
     for row in rows {
@@ -643,57 +665,52 @@ fn print_parallel(rows: &[ParallelRow], categories: &[String], context_size: u32
     let median = |index: usize| spread(&rows[index].runs).median;
     println!(
         "\nRatios of the medians: together / one at a time **{:.2}×** (target ≥ 2×); together / \
-         llama.cpp batched at the same batch size **{:.2}×** (target ≥ 0.85×); llama.cpp's own \
-         gain from batching {:.2}×.",
+         llama.cpp batched at the same batch size, a prompt per sequence, **{:.2}×** (target ≥ \
+         0.85×); llama.cpp's own gain from batching {:.2}× (a prompt per sequence), {:.2}× (one \
+         shared prompt).",
         median(1) / median(0),
         median(1) / median(3),
         median(3) / median(2),
+        median(4) / median(2),
     );
     println!(
         "\nEngine rows: the first {} round-0 author requests of {CONFIG_FILE} ({}), JSON-schema \
          grammar on, max_tokens {PARALLEL_MAX_TOKENS}, n_ctx {context_size} per sequence; \
          generation tokens/s = completion tokens / the engine's generation time (picking every \
-         sequence's token and decoding them together; prompt evaluation excluded). llama.cpp \
-         rows: the same compiled library and context set-up (unified KV cache, flash attention \
-         off), a shared prompt of {TG_DEPTH} positions, then {BATCHED_STEPS} steps that each \
-         decode one token of every sequence with its logits (batched-bench's text-generation \
-         loop; no sampling).",
-        categories.len(),
+         sequence's token and decoding them together; prompt evaluation excluded); each sequence \
+         has its own KV stream. llama.cpp rows: the same compiled library and context set-up \
+         (flash attention off), a prompt of {TG_DEPTH} positions, then {BATCHED_STEPS} steps \
+         that each decode one token of every sequence with its logits (batched-bench's \
+         text-generation loop; no sampling). \"A prompt per sequence\" is batched-bench's \
+         default: a KV stream per sequence, each holding its own copy of the prompt, as the \
+         engine's requests each have their own. \"One shared prompt\" is its `-pps` in a unified \
+         cache: every sequence attends over the same cells, so each step reads them once for \
+         all; independent requests cannot share that.",
+        requests,
         categories.join(", ")
     );
 }
 
 /// One repetition of llama.cpp's batched decoding, in a child process (see [`reference_child`]):
-/// tokens/s with one sequence and with `settings.parallel`.
-fn batched_child(settings: &LocalSettings) -> Result<[f64; 2], String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find this benchmark: {e}"))?;
-    let output = std::process::Command::new(exe)
-        .env(
-            BATCHED_ENV,
-            format!(
-                "{} {} {}",
-                settings.threads, settings.context_size, settings.parallel
-            ),
-        )
-        .env("SASEVAL_TEST_MODEL", &settings.model_path)
-        .output()
-        .map_err(|e| format!("cannot run llama.cpp's batched decoding: {e}"))?;
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let speeds: Vec<f64> = stdout
-        .split_whitespace()
-        .filter_map(|word| word.parse().ok())
-        .collect();
-    match (output.status.success(), speeds.as_slice()) {
-        (true, &[one, many]) => Ok([one, many]),
-        _ => Err(format!(
-            "llama.cpp's batched decoding failed ({}): {}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr).trim()
-        )),
-    }
+/// tokens/s with one sequence, with `settings.parallel` sequences each in its own KV stream
+/// (batched-bench's default), and with them sharing one prompt in a unified cache (its `-pps`).
+fn batched_child(settings: &LocalSettings) -> Result<[f64; 3], String> {
+    let spec = format!(
+        "{} {} {}",
+        settings.threads, settings.context_size, settings.parallel
+    );
+    let speeds = child_speeds(
+        BATCHED_ENV,
+        &spec,
+        &settings.model_path,
+        "llama.cpp's batched decoding",
+    )?;
+    <[f64; 3]>::try_from(speeds)
+        .map_err(|speeds| format!("llama.cpp's batched decoding printed {speeds:?}"))
 }
 
-/// The child's side of [`batched_child`]: prints the tokens/s of 1 and of N sequences.
+/// The child's side of [`batched_child`]: prints the tokens/s of 1 sequence, of N in their own
+/// KV streams and of N sharing a prompt.
 fn run_batched_reference(spec: &str, model_path: &Path) -> Result<(), String> {
     let numbers: Vec<u32> = spec
         .split_whitespace()
@@ -708,56 +725,71 @@ fn run_batched_reference(spec: &str, model_path: &Path) -> Result<(), String> {
     let backend = LlamaBackend::init().map_err(|e| format!("llama.cpp backend: {e}"))?;
     let model = LlamaModel::load_from_file(&backend, model_path, &LlamaModelParams::default())
         .map_err(|e| format!("cannot load {}: {e}", model_path.display()))?;
-    let token = model.vocab().bos();
     let llama_threads = i32::try_from(threads).map_err(|e| format!("{threads} threads: {e}"))?;
-    let params = LlamaContextParams::default()
-        .with_n_ctx(NonZeroU32::new(context_size * sequences))
-        .with_n_batch(context_size.max(sequences))
-        .with_n_seq_max(sequences)
-        .with_kv_unified(true)
-        .with_n_threads(llama_threads)
-        .with_n_threads_batch(llama_threads)
-        .with_flash_attention_policy(FLASH_ATTENTION_DISABLED);
-    let mut context = model
-        .new_context(&backend, params)
-        .map_err(|e| format!("cannot create a llama.cpp context: {e}"))?;
-    let mut batch = LlamaBatch::new(TG_DEPTH.max(sequences as usize), 1);
-    fill_kv_cache(&mut context, &mut batch, token, TG_DEPTH)?;
-    let depth = u32::try_from(TG_DEPTH).map_err(|e| e.to_string())?;
     let mut speeds = Vec::new();
-    for batch_size in [1, sequences] {
-        for sequence in 1..batch_size {
-            let sequence = i32::try_from(sequence).map_err(|e| e.to_string())?;
-            context
-                .copy_kv_cache_seq(0, sequence, Some(0), Some(depth))
-                .map_err(|e| format!("llama.cpp sequence copy: {e}"))?;
-        }
-        let started = Instant::now();
-        for step in 0..BATCHED_STEPS {
-            batch.clear();
-            let position = i32::try_from(TG_DEPTH + step).map_err(|e| e.to_string())?;
-            for sequence in 0..batch_size {
-                let sequence = i32::try_from(sequence).map_err(|e| e.to_string())?;
-                batch
-                    .add(token, position, &[sequence], true)
-                    .map_err(|e| format!("llama.cpp batch: {e}"))?;
-            }
-            context
-                .decode(&mut batch)
-                .map_err(|e| format!("llama.cpp decode: {e}"))?;
-        }
-        context.synchronize();
-        let tokens = BATCHED_STEPS as f64 * f64::from(batch_size);
-        speeds.push(tokens / started.elapsed().as_secs_f64());
-        for sequence in 0..batch_size {
-            let from = if sequence == 0 { Some(depth) } else { None };
-            context
-                .clear_kv_cache_seq(Some(sequence), from, None)
-                .map_err(|e| format!("llama.cpp sequence removal: {e}"))?;
+    for (unified, batch_sizes) in [(false, vec![1, sequences]), (true, vec![sequences])] {
+        let params = LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(context_size * sequences))
+            .with_n_batch(context_size.max(sequences))
+            .with_n_seq_max(sequences)
+            .with_kv_unified(unified)
+            .with_n_threads(llama_threads)
+            .with_n_threads_batch(llama_threads)
+            .with_flash_attention_policy(FLASH_ATTENTION_DISABLED);
+        let mut context = model
+            .new_context(&backend, params)
+            .map_err(|e| format!("cannot create a llama.cpp context: {e}"))?;
+        for batch_size in batch_sizes {
+            speeds.push(batched_decoding(&mut context, &model, batch_size)?);
         }
     }
-    println!("{} {}", speeds[0], speeds[1]);
+    println!(
+        "{}",
+        speeds
+            .iter()
+            .map(f64::to_string)
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
     Ok(())
+}
+
+/// batched-bench's text-generation loop: a prompt of [`TG_DEPTH`] positions in sequence 0, copied
+/// to the other sequences (in a unified cache the copy shares its cells; between streams it
+/// copies them), then [`BATCHED_STEPS`] timed steps that each decode one token of every sequence
+/// with its logits. Returns tokens/s and leaves the cache empty.
+fn batched_decoding(
+    context: &mut LlamaContext<'_>,
+    model: &LlamaModel,
+    batch_size: u32,
+) -> Result<f64, String> {
+    let token = model.vocab().bos();
+    let mut batch = LlamaBatch::new(TG_DEPTH.max(batch_size as usize), 1);
+    fill_kv_cache(context, &mut batch, token, TG_DEPTH)?;
+    for sequence in 1..batch_size {
+        let sequence = i32::try_from(sequence).map_err(|e| e.to_string())?;
+        context
+            .copy_kv_cache_seq(0, sequence, None, None)
+            .map_err(|e| format!("llama.cpp sequence copy: {e}"))?;
+    }
+    let started = Instant::now();
+    for step in 0..BATCHED_STEPS {
+        batch.clear();
+        let position = i32::try_from(TG_DEPTH + step).map_err(|e| e.to_string())?;
+        for sequence in 0..batch_size {
+            let sequence = i32::try_from(sequence).map_err(|e| e.to_string())?;
+            batch
+                .add(token, position, &[sequence], true)
+                .map_err(|e| format!("llama.cpp batch: {e}"))?;
+        }
+        context
+            .decode(&mut batch)
+            .map_err(|e| format!("llama.cpp decode: {e}"))?;
+    }
+    context.synchronize();
+    let speed = BATCHED_STEPS as f64 * f64::from(batch_size) / started.elapsed().as_secs_f64();
+    context.clear_kv_cache();
+    Ok(speed)
 }
 
 fn progress(what: &str, threads: u32, repetition: usize, repetitions: usize) {
