@@ -59,6 +59,9 @@ pub struct TemplateExamples {
     /// The stored facts of each memory template's example: an item that keeps them with one
     /// changed has copied the example, whatever question it asks.
     stored_facts: BTreeMap<Category, Vec<Vec<String>>>,
+    /// The keys of each memory template's example: an item that keeps every one of them has
+    /// filled the example's own block with other values.
+    stored_keys: BTreeMap<Category, Vec<Vec<String>>>,
 }
 
 /// Fewest of its example's facts a memory block repeats, all of them but one at most, to be a
@@ -71,11 +74,14 @@ impl TemplateExamples {
         let mut by_category = BTreeMap::new();
         let mut questions = BTreeMap::new();
         let mut stored_facts = BTreeMap::new();
+        let mut stored_keys = BTreeMap::new();
         for (category, template) in &templates.categories {
             let prompts = template.example_prompts();
             if category.is_memory() {
                 let facts = prompts.iter().map(|p| validate::stored_facts(p)).collect();
                 stored_facts.insert(*category, facts);
+                let keys = prompts.iter().map(|p| validate::stored_keys(p)).collect();
+                stored_keys.insert(*category, keys);
             }
             if has_context(*category) {
                 let asked: Vec<String> = prompts
@@ -91,6 +97,7 @@ impl TemplateExamples {
             by_category,
             questions,
             stored_facts,
+            stored_keys,
         })
     }
 
@@ -132,14 +139,26 @@ impl TemplateExamples {
             return Ok(());
         };
         let facts = validate::stored_facts(prompt);
-        match examples.iter().find_map(|theirs| {
+        if let Some((repeated, of)) = examples.iter().find_map(|theirs| {
             let repeated = theirs.iter().filter(|fact| facts.contains(fact)).count();
             (repeated >= MIN_REPEATED_FACTS && repeated + 1 >= theirs.len())
                 .then_some((repeated, theirs.len()))
         }) {
-            Some((repeated, of)) => copied(format!(
+            return copied(format!(
                 "the memory block repeats {repeated} of the {of} facts of the memory block of \
                  {example}"
+            ));
+        }
+        let keys = validate::stored_keys(prompt);
+        match self.stored_keys.get(&category).and_then(|examples| {
+            examples.iter().find(|theirs| {
+                theirs.len() >= MIN_REPEATED_FACTS && theirs.iter().all(|key| keys.contains(key))
+            })
+        }) {
+            Some(theirs) => copied(format!(
+                "the memory block has every key of the memory block of {example} ({}), with \
+                 other values",
+                theirs.join(", ")
             )),
             None => Ok(()),
         }
@@ -977,6 +996,34 @@ mod tests {
             Samsara\n- gps_report_interval: 30 seconds\n- idle_alert_after: 10 minutes\n\
             - data_retention: 13 months\n\nQuestion: How long is telematics data kept?";
         assert_eq!(examples.check(Category::MemoryRecall, own), Ok(()));
+    }
+
+    /// An item the 1.5B author wrote in a measured main job, which the panel passed: the
+    /// example's memory block, key for key, with every value but one changed.
+    #[test]
+    fn a_memory_block_with_every_key_of_the_template_examples_block_is_a_copy() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let templates = Templates::load(&root.join("prompts")).unwrap();
+        let examples =
+            TemplateExamples::of(&templates, crate::quality::dedup::DEFAULT_THRESHOLD).unwrap();
+        let refilled = "Memory:\n- tenant: Zebra Telecom (FCC workspace)\n- sso_provider: Okta\n\
+            - password_rotation: 180 days\n- session_idle_timeout: 60 minutes\n\
+            - mfa_grace_period: 48 hours\n- audit_log_retention: 2 years\n\n\
+            Question: A new customer signed up to this tenant last week. How long does their \
+            session need to be active before they must enrol a second authentication factor?";
+        let detail = examples
+            .check(Category::MemoryRecall, refilled)
+            .map_err(|r| (r.reason, r.detail));
+        assert!(
+            matches!(&detail, Err((Reason::CopiesTemplateExample, d))
+                if d.contains("every key") && d.contains("mfa_grace_period")),
+            "{detail:?}"
+        );
+        let own_keys = "Memory:\n- tenant: Data Warehouse (AWS)\n- instance_type: m5.large\n\
+            - storage_size: 1000 GB\n- region: us-east-1\n- backup_region: us-west-2\n\
+            - billing_frequency: monthly\n\nQuestion: What is the storage size of the Data \
+            Warehouse instance?";
+        assert_eq!(examples.check(Category::MemoryRecall, own_keys), Ok(()));
     }
 
     /// Two items the 1.5B author wrote in a measured main job (and the panel passed): each

@@ -229,7 +229,8 @@ fn is_random_token(run: &str) -> bool {
 //   the item kept, unless the context names it apart from the key;
 // - else a distinct fact, and the item is rejected: numbers that differ (`3 days` ≠ `5 days`,
 //   `SOC 2` ≠ `ISO 27001`), or names with nothing in common (`PCI DSS` / `SOC 2`, `Alice Chen`
-//   / `Bob Smith`, `east region` / `west region`: `region` is generic). It cannot see that
+//   / `Bob Smith`, `east region` / `west region`: `region` is generic; two URLs share only
+//   `https`, `api` and `com` when their hosts differ). It cannot see that
 //   `Kubernetes` and `K8s` are one answer (rejected).
 // ---------------------------------------------------------------------------------------------
 
@@ -315,6 +316,12 @@ const GENERIC_WORDS: &[&str] = &[
     "status",
     "error",
     "http",
+    "https",
+    "www",
+    "com",
+    "org",
+    "net",
+    "api",
     "port",
     "file",
     "key",
@@ -579,7 +586,8 @@ pub fn check_subjects(
     }
 }
 
-/// Words that may stand between `how many` (or `number of`, `in`) and the unit it asks for.
+/// Words that may stand between `how many` (or `number of`, `in`) and the unit it asks for, or
+/// between a number and its unit.
 const UNIT_ADJECTIVES: &[&str] = &[
     "more",
     "additional",
@@ -615,9 +623,12 @@ fn asked_time_unit(question: &str) -> Option<TimeUnit> {
 }
 
 /// A question that names the unit of its answer (`How many days…`) wants golds in that unit: a
-/// first gold in another unit rejects the item (`6 years`), a variant in another unit is doubtful.
+/// first gold in another unit rejects the item (`6 years`), and so does a bare number that the
+/// context counts only in something else (`327,114` beside `327,114 transactions`); a variant in
+/// another unit is doubtful.
 pub fn check_unit(
     question: &str,
+    context: Option<&str>,
     golds: &[String],
     variants: &mut [Variant],
 ) -> Result<(), Rejection> {
@@ -644,6 +655,16 @@ pub fn check_unit(
             ),
         );
     }
+    if let Some(counted) = context.and_then(|context| counted_as(context, key, asked)) {
+        return reject(
+            Reason::GoldUnitMismatch,
+            format!(
+                "the question asks for {} and the context gives the first gold {key:?} as \
+                 {key} {counted}",
+                asked.plural()
+            ),
+        );
+    }
     for (gold, variant) in rest.iter().zip(variants.iter_mut()) {
         if let Some(unit) = other_unit(gold) {
             *variant = Variant::Doubtful(format!(
@@ -654,6 +675,64 @@ pub fn check_unit(
         }
     }
     Ok(())
+}
+
+/// What `context` counts the bare number `key` in, when it never counts it in `asked`: the word
+/// after each place the number stands alone (`327,114 transactions`), past one adjective of a
+/// unit (`45 calendar days`). `None` when the key is not a bare number, or the context never
+/// follows it with a word.
+fn counted_as(context: &str, key: &str, asked: TimeUnit) -> Option<String> {
+    let is_bare_number = key.chars().any(|c| c.is_ascii_digit())
+        && key
+            .chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, ',' | '.'));
+    if !is_bare_number {
+        return None;
+    }
+    let words_after = context.match_indices(key).filter_map(|(at, _)| {
+        let before = context[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || matches!(c, '.' | ',' | '$')) {
+            return None;
+        }
+        let rest = context[at + key.len()..].strip_prefix(' ')?;
+        let mut words = rest.split_whitespace().map(|word| {
+            word.trim_end_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        });
+        let first = words.next()?;
+        let word = if UNIT_ADJECTIVES.contains(&first.as_str()) {
+            words.next()?
+        } else {
+            first
+        };
+        (word.len() >= 3 && word.chars().all(|c| c.is_ascii_lowercase())).then_some(word)
+    });
+    let mut counted = None;
+    for word in words_after {
+        if TimeUnit::of_word(&word) == Some(asked) {
+            return None;
+        }
+        counted.get_or_insert(word);
+    }
+    counted
+}
+
+/// A gold every word of which is a word of `question` (a plural read as its singular), so the
+/// question holds the answer it asks for (`best practices for automating` for "What is the best
+/// practice for automating…?"), as a gold the grader finds in the question does.
+pub fn echoes_question<'g>(question: &str, golds: &'g [String]) -> Option<&'g str> {
+    let singular = |word: &str| -> String {
+        match word.strip_suffix('s') {
+            Some(stem) if stem.len() >= 3 && !stem.ends_with('s') => stem.to_string(),
+            _ => word.to_string(),
+        }
+    };
+    let asked: Vec<String> = norm(question).split_whitespace().map(singular).collect();
+    golds.iter().map(String::as_str).find(|gold| {
+        let words = norm(gold);
+        let mut words = words.split_whitespace().peekable();
+        words.peek().is_some() && words.all(|word| asked.contains(&singular(word)))
+    })
 }
 
 /// Splits `golds` into those kept and those dropped: every doubtful variant of the first gold.

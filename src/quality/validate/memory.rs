@@ -30,6 +30,21 @@ pub fn fact_lines(context: &str) -> impl Iterator<Item = &str> {
         .map(|(line, _)| line.text)
 }
 
+/// The key of a `key: value` fact line (`- tenant: Brightwater Health` → `tenant`), bulleted,
+/// numbered or bare; `None` for a fact line without one.
+pub fn fact_key(line: &str) -> Option<&str> {
+    let text = line.trim();
+    let fact = BULLETS
+        .iter()
+        .find_map(|bullet| text.strip_prefix(bullet))
+        .or_else(|| numbered_item(text))
+        .unwrap_or(text);
+    let (key, value) = fact.split_once(':')?;
+    let key = key.trim();
+    (!key.is_empty() && !value.trim().is_empty() && !key.contains(char::is_whitespace))
+        .then_some(key)
+}
+
 fn is_fact_line(line: &str) -> bool {
     let text = line.trim();
     if text.is_empty() || is_header_line(text) {

@@ -316,7 +316,7 @@ pub fn check_item(
     if let Some(context) = parts.context {
         golds::check_subjects(&item.golds, &variants, context, context_name(category))?;
     }
-    golds::check_unit(parts.question, &item.golds, &mut variants)?;
+    golds::check_unit(parts.question, parts.context, &item.golds, &mut variants)?;
     let (kept, dropped) = golds::drop_doubtful(std::mem::take(&mut item.golds), variants);
     item.golds = kept;
     match (layout(category).answer, parts.context) {
@@ -364,6 +364,15 @@ pub fn check_item(
                     ),
                 );
             }
+            if let Some(gold) = golds::echoes_question(parts.question, &item.golds) {
+                return reject(
+                    Reason::GoldInQuestion,
+                    format!(
+                        "every word of gold {gold:?} is a word of the question {:?}",
+                        crate::stages::item::quote(parts.question)
+                    ),
+                );
+            }
         }
         _ => {}
     }
@@ -377,14 +386,27 @@ pub fn check_item(
 /// numbered) above the line of its question, each as [`crate::quality::dedup::normalise`] makes it; none
 /// when the prompt states its facts otherwise.
 pub fn stored_facts(prompt: &str) -> Vec<String> {
-    let Ok(asked) = question::read(prompt).find(Placement::End, false) else {
-        return Vec::new();
-    };
-    let question_line = text::line_at(prompt, asked.start);
-    let context = prompt.get(..question_line.start).unwrap_or_default();
-    memory::fact_lines(context)
+    memory::fact_lines(memory_context(prompt))
         .map(crate::quality::dedup::normalise)
         .collect()
+}
+
+/// The keys of a memory item's `key: value` fact lines (`tenant`, `sso_provider`), lower-cased,
+/// in their order; none when the prompt states its facts otherwise.
+pub fn stored_keys(prompt: &str) -> Vec<String> {
+    memory::fact_lines(memory_context(prompt))
+        .filter_map(memory::fact_key)
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// The text above a memory item's question line; empty when it has no question.
+fn memory_context(prompt: &str) -> &str {
+    let Ok(asked) = question::read(prompt).find(Placement::End, false) else {
+        return "";
+    };
+    let question_line = text::line_at(prompt, asked.start);
+    prompt.get(..question_line.start).unwrap_or_default()
 }
 
 /// Bloated prompts must have at least `bloat_factor` × the median word count of the plain twin's

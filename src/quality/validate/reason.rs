@@ -219,7 +219,8 @@ impl Reason {
             }
             Reason::GoldUnitMismatch => {
                 "the question names the unit of its answer (`How many days…`) and the first gold \
-                 is in another (`6 years`)"
+                 is in another (`6 years`), or is a bare number the context counts only in \
+                 something else (`327,114 transactions`)"
             }
             Reason::GoldInPrompt => {
                 "a gold is graded present in the prompt itself; in technical_code, the prompt \
@@ -230,7 +231,9 @@ impl Reason {
             Reason::GoldNotInContext => {
                 "no gold is graded present in the item's document, snippets, earlier turns or facts"
             }
-            Reason::GoldInQuestion => "a gold is graded present in the question itself",
+            Reason::GoldInQuestion => {
+                "a gold is graded present in the question itself, or every word of a gold is a word of the question"
+            }
             Reason::MissingDurable => "a memory item has no (or a blank) `durable` value",
             Reason::DurableNotGold => "no `durable` value is graded correct by the golds",
             Reason::MissingStale => "a memory_update item has no (or a blank) `stale` value",
@@ -243,7 +246,7 @@ impl Reason {
                  duplicate prompt by the release's dedup rule (`assemble.near_dup_threshold`), a \
                  context item that keeps the example's question (the same or a near duplicate \
                  question), or a memory item's facts block repeats all of the example's stored \
-                 facts but one at most (at least three)"
+                 facts but one at most (at least three) or has every one of its keys"
             }
             Reason::NotBloated => "a bloated prompt is too short compared to its plain twin",
             Reason::GoldVariantDropped => {

@@ -296,6 +296,8 @@ fn golds_distinct_facts() {
         &["east region", "west region"],
         &["4h", "4 days"],
         &["15:30", "16:30"],
+        // Two providers' hosts, a 1.5B author's golds for "the payment gateway API's URL".
+        &["https://api.stripe.com", "https://api.paypal.com"],
     ];
     for golds in distinct {
         assert_eq!(golds_outcome(golds), "golds_distinct_facts", "{golds:?}");
@@ -376,6 +378,84 @@ fn gold_unit_mismatch() {
             &["43.2 minutes", "0.72 hours"]
         ),
         Ok(strings(&["0.72 hours"]))
+    );
+}
+
+/// A multi-document item a 1.5B author wrote and the panel passed: the question asks for days,
+/// and the key is the snippets' count of transactions.
+const TRANSACTIONS_AS_DAYS: &str = "[Doc 1] Credit risk model validation plan\n\
+    The validation plan for the credit risk model was completed by the credit risk analytics \
+    team on 15 April. The plan ran for 45 days.\n\n\
+    [Doc 2] Payment batch reconciliation report, 10 June\n\
+    The reconciliation report for the payment batch was sent to the finance department by the \
+    payment processing team on 10 June. The report covers 327,114 transactions.\n\n\
+    [Doc 3] Proposal: higher payment frequency (approved)\n\
+    A proposal to increase the payment frequency to 10 times per month was reviewed on 10 June \
+    and approved for cost reasons.\n\n\
+    [Doc 4] Payment processing system capacity note\n\
+    The payment processing system capacity was increased from 200 to 300 processors in \
+    February; each processor has 2 TB of RAM and the replication factor stays at 4.\n\n\
+    Question: Under the approved plan and the department's decision, how many days did the \
+    payment batch reconciliation report cover?";
+
+#[test]
+fn a_key_the_context_counts_in_another_unit_than_the_question_asks_is_a_unit_mismatch() {
+    let transactions = item(TRANSACTIONS_AS_DAYS, &["327,114"]);
+    let rejected = check_item(Category::MultiDocumentQa, transactions, &Rules::default())
+        .map(|_| ())
+        .map_err(|r| (r.reason.code(), r.detail));
+    assert!(
+        matches!(&rejected, Err(("gold_unit_mismatch", detail)) if detail.contains("transactions")),
+        "{rejected:?}"
+    );
+    let plan = TRANSACTIONS_AS_DAYS.replace(
+        "how many days did the payment batch reconciliation report cover?",
+        "how many days did the credit risk validation plan run?",
+    );
+    assert_eq!(
+        outcome(Category::MultiDocumentQa, &item(&plan, &["45"])),
+        "ok"
+    );
+    let calendar = plan.replace("ran for 45 days", "ran for 45 calendar days");
+    assert_eq!(
+        outcome(Category::MultiDocumentQa, &item(&calendar, &["45"])),
+        "ok"
+    );
+}
+
+/// A multi-document item a 1.5B author wrote and the panel passed: its golds are words of its
+/// own question.
+const ECHOED_PRACTICES: &str = "[Doc 1] DevOps best practices for deploying web applications \
+    using Kubernetes and Helm.\nKubernetes provides a declarative and automated way to manage \
+    containerized applications. Helm allows developers to package and distribute applications \
+    as containers using templates.\n\n[Doc 2] Best practices for automating devOps processes\n\
+    Best practices for automating devOps processes include:\n- Use automation tools to automate \
+    repetitive tasks.\n- Establish a team-wide culture of automation.\n\n\
+    [Doc 3] Kubernetes service discovery\nKubernetes service discovery allows applications to \
+    discover services in other parts of the cluster without knowing the IP addresses or port \
+    numbers.\n\n[Doc 4] Kubernetes configuration file format\nKubernetes configuration files \
+    are used to define the desired state of a cluster, including the nodes, pods, services, and \
+    networking.\n\nQuestion: What is the best practice for automating the deployment process of \
+    web applications using Kubernetes and Helm?";
+
+#[test]
+fn a_gold_made_of_its_questions_own_words_is_in_the_question() {
+    for golds in [
+        &["best practices for automating", "Kubernetes best practices"][..],
+        &["best practices for automating"],
+    ] {
+        assert_eq!(
+            outcome(Category::MultiDocumentQa, &item(ECHOED_PRACTICES, golds)),
+            "gold_in_question",
+            "{golds:?}"
+        );
+    }
+    assert_eq!(
+        outcome(
+            Category::MultiDocumentQa,
+            &item(ECHOED_PRACTICES, &["automation tools"])
+        ),
+        "ok"
     );
 }
 
