@@ -365,18 +365,22 @@ fn engine_run(engine: &mut LocalEngine, workload: &Workload) -> Result<EngineRun
 /// backend may be live only once in a process, and the engine holds this process's.
 fn reference_child(settings: &LocalSettings) -> Result<[f64; 2], String> {
     let spec = format!("{} {}", settings.threads, settings.context_size);
-    let speeds = child_speeds(
+    child_speeds(
         REFERENCE_ENV,
         &spec,
         &settings.model_path,
         "the llama.cpp reference",
-    )?;
-    <[f64; 2]>::try_from(speeds)
-        .map_err(|speeds| format!("the llama.cpp reference printed {speeds:?}"))
+    )
 }
 
-/// Runs this benchmark as a child with `env` set to `spec` and returns the tokens/s it prints.
-fn child_speeds(env: &str, spec: &str, model_path: &Path, what: &str) -> Result<Vec<f64>, String> {
+/// Runs this benchmark as a child with `env` set to `spec` and returns the `N` tokens/s figures
+/// it prints.
+fn child_speeds<const N: usize>(
+    env: &str,
+    spec: &str,
+    model_path: &Path,
+    what: &str,
+) -> Result<[f64; N], String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this benchmark: {e}"))?;
     let output = std::process::Command::new(exe)
         .env(env, spec)
@@ -390,10 +394,11 @@ fn child_speeds(env: &str, spec: &str, model_path: &Path, what: &str) -> Result<
             String::from_utf8_lossy(&output.stderr).trim()
         ));
     }
-    Ok(String::from_utf8_lossy(&output.stdout)
+    let speeds: Vec<f64> = String::from_utf8_lossy(&output.stdout)
         .split_whitespace()
         .filter_map(|word| word.parse().ok())
-        .collect())
+        .collect();
+    <[f64; N]>::try_from(speeds).map_err(|speeds| format!("{what} printed {speeds:?}"))
 }
 
 /// The child's side of [`reference_child`]: prints the tokens/s of `tg128` and `tg128 @ d1400`.
@@ -425,16 +430,7 @@ fn measure_llamacpp(
     let model = LlamaModel::load_from_file(&backend, model_path, &LlamaModelParams::default())
         .map_err(|e| format!("cannot load {}: {e}", model_path.display()))?;
     let token = model.vocab().bos();
-    let llama_threads = i32::try_from(threads).map_err(|e| format!("{threads} threads: {e}"))?;
-    let params = LlamaContextParams::default()
-        .with_n_ctx(NonZeroU32::new(context_size))
-        .with_n_batch(context_size)
-        .with_n_threads(llama_threads)
-        .with_n_threads_batch(llama_threads)
-        .with_flash_attention_policy(FLASH_ATTENTION_DISABLED);
-    let mut context = model
-        .new_context(&backend, params)
-        .map_err(|e| format!("cannot create a llama.cpp context: {e}"))?;
+    let mut context = reference_context(&backend, &model, threads, context_size, 1, false)?;
     let mut batch = LlamaBatch::new(TG_DEPTH.max(1), 1);
     decode_one(&mut context, &mut batch, token, 0)?;
     let mut speeds = [0.0; 2];
@@ -450,6 +446,30 @@ fn measure_llamacpp(
         *speed = TG_TOKENS as f64 / started.elapsed().as_secs_f64();
     }
     Ok(speeds)
+}
+
+/// A context for the llama.cpp references, set up as the engine sets up its own: `sequences` of
+/// `context_size` cells each, in one unified KV cache or a stream per sequence.
+fn reference_context<'m>(
+    backend: &LlamaBackend,
+    model: &'m LlamaModel,
+    threads: u32,
+    context_size: u32,
+    sequences: u32,
+    unified: bool,
+) -> Result<LlamaContext<'m>, String> {
+    let llama_threads = i32::try_from(threads).map_err(|e| format!("{threads} threads: {e}"))?;
+    let params = LlamaContextParams::default()
+        .with_n_ctx(NonZeroU32::new(context_size * sequences))
+        .with_n_batch(context_size.max(sequences))
+        .with_n_seq_max(sequences)
+        .with_kv_unified(unified)
+        .with_n_threads(llama_threads)
+        .with_n_threads_batch(llama_threads)
+        .with_flash_attention_policy(FLASH_ATTENTION_DISABLED);
+    model
+        .new_context(backend, params)
+        .map_err(|e| format!("cannot create a llama.cpp context: {e}"))
 }
 
 /// Puts `depth` positions of `token` in the KV cache in one batch (untimed).
@@ -699,14 +719,12 @@ fn batched_child(settings: &LocalSettings) -> Result<[f64; 3], String> {
         "{} {} {}",
         settings.threads, settings.context_size, settings.parallel
     );
-    let speeds = child_speeds(
+    child_speeds(
         BATCHED_ENV,
         &spec,
         &settings.model_path,
         "llama.cpp's batched decoding",
-    )?;
-    <[f64; 3]>::try_from(speeds)
-        .map_err(|speeds| format!("llama.cpp's batched decoding printed {speeds:?}"))
+    )
 }
 
 /// The child's side of [`batched_child`]: prints the tokens/s of 1 sequence, of N in their own
@@ -725,20 +743,10 @@ fn run_batched_reference(spec: &str, model_path: &Path) -> Result<(), String> {
     let backend = LlamaBackend::init().map_err(|e| format!("llama.cpp backend: {e}"))?;
     let model = LlamaModel::load_from_file(&backend, model_path, &LlamaModelParams::default())
         .map_err(|e| format!("cannot load {}: {e}", model_path.display()))?;
-    let llama_threads = i32::try_from(threads).map_err(|e| format!("{threads} threads: {e}"))?;
     let mut speeds = Vec::new();
     for (unified, batch_sizes) in [(false, vec![1, sequences]), (true, vec![sequences])] {
-        let params = LlamaContextParams::default()
-            .with_n_ctx(NonZeroU32::new(context_size * sequences))
-            .with_n_batch(context_size.max(sequences))
-            .with_n_seq_max(sequences)
-            .with_kv_unified(unified)
-            .with_n_threads(llama_threads)
-            .with_n_threads_batch(llama_threads)
-            .with_flash_attention_policy(FLASH_ATTENTION_DISABLED);
-        let mut context = model
-            .new_context(&backend, params)
-            .map_err(|e| format!("cannot create a llama.cpp context: {e}"))?;
+        let mut context =
+            reference_context(&backend, &model, threads, context_size, sequences, unified)?;
         for batch_size in batch_sizes {
             speeds.push(batched_decoding(&mut context, &model, batch_size)?);
         }
