@@ -313,6 +313,7 @@ pub fn check_item(
     reading.find(Placement::Anywhere, layout(category).instruction_asks)?;
     let mut variants = golds::check(category, &item.golds, rules)?;
     let parts = structure_of(category, &reading, prompt, rules)?;
+    question::check_single_ask(parts.question)?;
     if let Some(context) = parts.context {
         golds::check_subjects(&item.golds, &variants, context, context_name(category))?;
     }

@@ -7,6 +7,7 @@ use super::text::{
     is_header_line, line_at, line_before, line_label, units, unwrapped, word_count, Unit,
 };
 use super::{reject, Reason, Rejection};
+use crate::quality::grade::norm;
 use crate::stages::item::quote;
 use std::cell::OnceCell;
 
@@ -333,6 +334,31 @@ fn block_of(prompt: &str, unit_start: usize) -> Asked<'_> {
     }
     let text = prompt.get(text_start..).unwrap_or_default().trim();
     Asked { start, text }
+}
+
+/// A question asks one thing: a second question word joined by `and` after a first (`Which
+/// vendor… and how did they…?`) asks two, and one short answer cannot key both. A follow-up
+/// that opens with `And how…?` asks one.
+pub fn check_single_ask(question: &str) -> Result<(), Rejection> {
+    let normalised = norm(question);
+    let words: Vec<&str> = normalised.split_whitespace().collect();
+    let Some(first) = words.iter().position(|word| QUESTION_WORDS.contains(word)) else {
+        return Ok(());
+    };
+    let second = words[first..]
+        .windows(2)
+        .find(|pair| pair[0] == "and" && QUESTION_WORDS.contains(&pair[1]));
+    match second {
+        Some(pair) => reject(
+            Reason::TwoQuestions,
+            format!(
+                "the question {} asks a second thing after \"and {}\"",
+                quote(question),
+                pair[1]
+            ),
+        ),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]

@@ -47,6 +47,7 @@ pub enum Reason {
     SnippetLabels,
     TurnStructure,
     MemoryBlock,
+    TwoQuestions,
     GoldUnitMismatch,
     GoldInPrompt,
     GoldNotInContext,
@@ -92,6 +93,7 @@ impl Reason {
             Reason::SnippetLabels,
             Reason::TurnStructure,
             Reason::MemoryBlock,
+            Reason::TwoQuestions,
             Reason::GoldUnitMismatch,
             Reason::GoldInPrompt,
             Reason::GoldNotInContext,
@@ -131,6 +133,7 @@ impl Reason {
             Reason::SnippetLabels => "snippet_labels",
             Reason::TurnStructure => "turn_structure",
             Reason::MemoryBlock => "memory_block",
+            Reason::TwoQuestions => "two_questions",
             Reason::GoldUnitMismatch => "gold_unit_mismatch",
             Reason::GoldInPrompt => "gold_in_prompt",
             Reason::GoldNotInContext => "gold_not_in_context",
@@ -217,10 +220,14 @@ impl Reason {
                 "not the allowed number of stored facts (lines of a facts block, or sentences) \
                  before the question"
             }
+            Reason::TwoQuestions => {
+                "the question asks two things, joined by `and` and a question word (`Which \
+                 vendor… and how…?`)"
+            }
             Reason::GoldUnitMismatch => {
                 "the question names the unit of its answer (`How many days…`) and the first gold \
-                 is in another (`6 years`), or is a bare number the context counts only in \
-                 something else (`327,114 transactions`)"
+                 is in another (`6 years`), or is a bare number the context counts in something \
+                 else (`327,114 transactions`)"
             }
             Reason::GoldInPrompt => {
                 "a gold is graded present in the prompt itself; in technical_code, the prompt \
@@ -232,7 +239,8 @@ impl Reason {
                 "no gold is graded present in the item's document, snippets, earlier turns or facts"
             }
             Reason::GoldInQuestion => {
-                "a gold is graded present in the question itself, or every word of a gold is a word of the question"
+                "a gold is graded present in the question itself, or a gold is made of the \
+                 question's words"
             }
             Reason::MissingDurable => "a memory item has no (or a blank) `durable` value",
             Reason::DurableNotGold => "no `durable` value is graded correct by the golds",
@@ -246,7 +254,7 @@ impl Reason {
                  duplicate prompt by the release's dedup rule (`assemble.near_dup_threshold`), a \
                  context item that keeps the example's question (the same or a near duplicate \
                  question), or a memory item's facts block repeats all of the example's stored \
-                 facts but one at most (at least three) or has every one of its keys"
+                 facts but one at most (at least three) or all its keys"
             }
             Reason::NotBloated => "a bloated prompt is too short compared to its plain twin",
             Reason::GoldVariantDropped => {

@@ -460,6 +460,35 @@ fn a_gold_made_of_its_questions_own_words_is_in_the_question() {
 }
 
 #[test]
+fn a_question_that_asks_two_things_is_two_questions() {
+    // The question of a long_document_qa item a 1.5B author wrote, keyed by the vendor alone.
+    let vendor = "Which vendor was responsible for the breach and how did they update their \
+                  software to fix the vulnerability?";
+    let joined = "How long are EU audit logs kept, and which board signed off the standard?";
+    for question in [vendor, joined] {
+        let two = SNIPPETS.replace("How long are EU audit logs kept?", question);
+        assert_eq!(
+            outcome(Category::MultiDocumentQa, &item(&two, &["400 days"])),
+            "two_questions",
+            "{question}"
+        );
+    }
+    let one = SNIPPETS.replace(
+        "How long are EU audit logs kept?",
+        "How long are EU and US audit logs kept in total?",
+    );
+    assert_eq!(
+        outcome(Category::MultiDocumentQa, &item(&one, &["400 days"])),
+        "ok"
+    );
+    assert_eq!(
+        outcome(Category::Conversational, &item(DIALOG, &["40 seats"])),
+        "ok",
+        "a follow-up that opens with \"And how\" asks one thing"
+    );
+}
+
+#[test]
 fn a_code_question_must_not_state_the_code_it_asks_for() {
     let prompt = "Our product API returns a 404 whenever a client requests an archived SKU, \
                   and the mobile team wants a friendlier message. Which HTTP status code \
