@@ -957,14 +957,18 @@ mod tests {
         );
     }
 
+    /// The example items of the bundled templates in `prompts/`.
+    fn bundled_examples() -> TemplateExamples {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let templates = Templates::load(&root.join("prompts")).unwrap();
+        TemplateExamples::of(&templates, crate::quality::dedup::DEFAULT_THRESHOLD).unwrap()
+    }
+
     /// Memory items that keep their template example's memory block with one name changed, as
     /// a small model wrote several of them, asking other questions of it.
     #[test]
     fn a_memory_block_copied_from_the_template_example_is_a_copy_whatever_it_asks() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let templates = Templates::load(&root.join("prompts")).unwrap();
-        let examples =
-            TemplateExamples::of(&templates, crate::quality::dedup::DEFAULT_THRESHOLD).unwrap();
+        let examples = bundled_examples();
         let block = "Memory:\n- tenant: Riverside Family Clinic (HIPAA workspace)\n\
             - sso_provider: Okta\n- password_rotation: 90 days\n\
             - session_idle_timeout: 30 minutes\n- mfa_grace_period: 72 hours\n\
@@ -1002,10 +1006,7 @@ mod tests {
     /// example's memory block, key for key, with every value but one changed.
     #[test]
     fn a_memory_block_with_every_key_of_the_template_examples_block_is_a_copy() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let templates = Templates::load(&root.join("prompts")).unwrap();
-        let examples =
-            TemplateExamples::of(&templates, crate::quality::dedup::DEFAULT_THRESHOLD).unwrap();
+        let examples = bundled_examples();
         let refilled = "Memory:\n- tenant: Zebra Telecom (FCC workspace)\n- sso_provider: Okta\n\
             - password_rotation: 180 days\n- session_idle_timeout: 60 minutes\n\
             - mfa_grace_period: 48 hours\n- audit_log_retention: 2 years\n\n\
@@ -1031,10 +1032,7 @@ mod tests {
     /// the whole prompt stays under the near-duplicate threshold.
     #[test]
     fn an_item_that_keeps_its_template_examples_question_is_a_copy() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let templates = Templates::load(&root.join("prompts")).unwrap();
-        let examples =
-            TemplateExamples::of(&templates, crate::quality::dedup::DEFAULT_THRESHOLD).unwrap();
+        let examples = bundled_examples();
         let retold = [
             (Category::LongDocumentQa, RETOLD_POSTMORTEM),
             (Category::MemoryUpdate, RETOLD_PAYOUT_UPDATE),
