@@ -5,8 +5,10 @@
 //! from the asking side, the speaker of the last turn.
 
 use super::question::{self, Placement};
-use super::text::{line_label, lines, Label, Line};
+use super::text::{line_label, lines, units, Label, Line};
 use super::{in_range, reject, Reason, Rejection, Rules};
+use crate::quality::grade::norm;
+use crate::stages::item::quote;
 
 /// A parsed dialog: everything before the asker's last turn is its context.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,12 +118,53 @@ pub fn parse<'p>(prompt: &'p str, rules: &Rules) -> Result<Dialog<'p>, Rejection
                 last.shown, rejection.detail
             ),
         })?;
+    let earlier_questions = turns
+        .windows(2)
+        .filter(|pair| pair[0].speaker == last.speaker)
+        .filter_map(|pair| prompt.get(pair[0].text_start..pair[1].start))
+        .flat_map(units)
+        .filter(|unit| unit.text.trim_end().ends_with('?'));
+    if let Some(earlier) = earlier_questions
+        .into_iter()
+        .find(|unit| repeats(asked.text, unit.text))
+    {
+        return reject(
+            Reason::TurnStructure,
+            format!(
+                "the last question {} repeats {}'s earlier question {}; a dialog ends on a \
+                 question that needs its context",
+                quote(asked.text),
+                last.shown,
+                quote(earlier.text.trim())
+            ),
+        );
+    }
     Ok(Dialog {
         context: prompt.get(..last.start).unwrap_or_default(),
         question: asked.text,
         asker: last.shown.clone(),
         asker_turns,
     })
+}
+
+/// Words that carry no subject of a question: question words, polite openers, pronouns.
+const ASKING_WORDS: &[&str] = &[
+    "what", "which", "who", "when", "where", "why", "how", "can", "could", "would", "you", "your",
+    "please", "confirm", "tell", "the", "for", "our", "and", "does", "did", "was", "were", "again",
+    "thanks", "thank",
+];
+
+/// Whether `question` repeats the asker's `earlier` question: every one of its subject words (at
+/// least three) stands in it, so it needs nothing the other side said.
+fn repeats(question: &str, earlier: &str) -> bool {
+    let normalised = norm(question);
+    let subject: Vec<&str> = normalised
+        .split_whitespace()
+        .filter(|word| word.len() >= 3 && !ASKING_WORDS.contains(word))
+        .collect();
+    let earlier = norm(earlier);
+    let said: Vec<&str> = earlier.split_whitespace().collect();
+    subject.len() >= 3 && subject.iter().all(|word| said.contains(word))
 }
 
 fn turns_of(turns: &[Turn], speaker: &str) -> usize {

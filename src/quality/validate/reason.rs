@@ -214,7 +214,7 @@ impl Reason {
             Reason::TurnStructure => {
                 "the dialog is not between exactly two labelled speakers, or the asking side (the \
                  last speaker) has not the allowed number of turns, or it does not end on the asker's \
-                 question"
+                 question, or that question repeats an earlier one of the asker's"
             }
             Reason::MemoryBlock => {
                 "not the allowed number of stored facts (lines of a facts block, or sentences) \

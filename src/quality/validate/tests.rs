@@ -489,6 +489,36 @@ fn a_question_that_asks_two_things_is_two_questions() {
 }
 
 #[test]
+fn a_dialog_whose_last_question_repeats_the_askers_first_is_a_turn_structure_reject() {
+    // A conversational item a 1.5B author wrote, released by the main job: the customer asks
+    // again what their own first turn asked (and answered).
+    let repeated = "Customer: Hi, we're preparing an order for our new product. What's the \
+        shipping cut-off date for our new product? It's on track to arrive by 20th September, \
+        but we need to make sure it's ready for delivery on time.\n\
+        Agent: Our new product's shipping cut-off date is 20th September, and it will arrive on \
+        time if you place your order by that date.\n\
+        Customer: Thank you. Can you confirm the shipping cut-off date for our new product?";
+    assert_eq!(
+        outcome(
+            Category::Conversational,
+            &item(repeated, &["20th September", "September 20"])
+        ),
+        "turn_structure"
+    );
+    assert_eq!(
+        outcome(Category::Conversational, &item(DIALOG, &["40 seats"])),
+        "ok"
+    );
+    assert_eq!(
+        outcome(
+            Category::Conversational,
+            &item(CRM_DIALOG, &["Salesforce Sales Cloud"])
+        ),
+        "ok"
+    );
+}
+
+#[test]
 fn a_code_question_must_not_state_the_code_it_asks_for() {
     let prompt = "Our product API returns a 404 whenever a client requests an archived SKU, \
                   and the mobile team wants a friendlier message. Which HTTP status code \
