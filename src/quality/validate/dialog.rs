@@ -147,11 +147,11 @@ pub fn parse<'p>(prompt: &'p str, rules: &Rules) -> Result<Dialog<'p>, Rejection
     })
 }
 
-/// Words that carry no subject of a question: question words, polite openers, pronouns.
+/// Words besides the question words that carry no subject of a question: polite openers,
+/// pronouns, fillers.
 const ASKING_WORDS: &[&str] = &[
-    "what", "which", "who", "when", "where", "why", "how", "can", "could", "would", "you", "your",
-    "please", "confirm", "tell", "the", "for", "our", "and", "does", "did", "was", "were", "again",
-    "thanks", "thank",
+    "can", "could", "would", "you", "your", "please", "confirm", "tell", "the", "for", "our",
+    "and", "does", "did", "was", "were", "again", "thanks", "thank",
 ];
 
 /// Whether `question` repeats the asker's `earlier` question: every one of its subject words (at
@@ -160,7 +160,11 @@ fn repeats(question: &str, earlier: &str) -> bool {
     let normalised = norm(question);
     let subject: Vec<&str> = normalised
         .split_whitespace()
-        .filter(|word| word.len() >= 3 && !ASKING_WORDS.contains(word))
+        .filter(|word| {
+            word.len() >= 3
+                && !question::QUESTION_WORDS.contains(word)
+                && !ASKING_WORDS.contains(word)
+        })
         .collect();
     let earlier = norm(earlier);
     let said: Vec<&str> = earlier.split_whitespace().collect();

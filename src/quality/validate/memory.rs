@@ -34,12 +34,7 @@ pub fn fact_lines(context: &str) -> impl Iterator<Item = &str> {
 /// numbered or bare; `None` for a fact line without one.
 pub fn fact_key(line: &str) -> Option<&str> {
     let text = line.trim();
-    let fact = BULLETS
-        .iter()
-        .find_map(|bullet| text.strip_prefix(bullet))
-        .or_else(|| numbered_item(text))
-        .unwrap_or(text);
-    let (key, value) = fact.split_once(':')?;
+    let (key, value) = unbulleted(text).unwrap_or(text).split_once(':')?;
     let key = key.trim();
     (!key.is_empty() && !value.trim().is_empty() && !key.contains(char::is_whitespace))
         .then_some(key)
@@ -50,17 +45,21 @@ fn is_fact_line(line: &str) -> bool {
     if text.is_empty() || is_header_line(text) {
         return false;
     }
-    let unbulleted = BULLETS
-        .iter()
-        .find_map(|bullet| text.strip_prefix(bullet))
-        .or_else(|| numbered_item(text));
-    match unbulleted {
+    match unbulleted(text) {
         Some(fact) => !fact.trim().is_empty(),
         None => line_label(text).is_some_and(|label| {
             text.get(label.rest..)
                 .is_some_and(|value| !value.trim().is_empty())
         }),
     }
+}
+
+/// The text of a bulleted or numbered line after its bullet or number; `None` for a bare line.
+fn unbulleted(text: &str) -> Option<&str> {
+    BULLETS
+        .iter()
+        .find_map(|bullet| text.strip_prefix(bullet))
+        .or_else(|| numbered_item(text))
 }
 
 fn numbered_item(text: &str) -> Option<&str> {

@@ -39,7 +39,7 @@ pub struct Asked<'p> {
 }
 
 /// Words that open a question even when its `?` is missing.
-const QUESTION_WORDS: &[&str] = &[
+pub(super) const QUESTION_WORDS: &[&str] = &[
     "what", "which", "who", "whom", "whose", "when", "where", "why", "how",
 ];
 
