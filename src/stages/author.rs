@@ -62,11 +62,36 @@ pub struct TemplateExamples {
     /// The keys of each memory template's example: an item that keeps every one of them has
     /// filled the example's own block with other values.
     stored_keys: BTreeMap<Category, Vec<Vec<String>>>,
+    /// The opening clause of each context category's example question (`Under the approved
+    /// standard and the board's decision,`): an item whose question opens with it has written
+    /// its context to fit the example's frame.
+    opening_clauses: BTreeMap<Category, Vec<Vec<String>>>,
 }
 
 /// Fewest of its example's facts a memory block repeats, all of them but one at most, to be a
 /// copy of the example.
 const MIN_REPEATED_FACTS: usize = 3;
+
+/// Fewest words an example question's opening clause has for a question opening with it to be
+/// a copy, and the share of them, word for word in place, that makes it one.
+const MIN_CLAUSE_WORDS: usize = 6;
+const CLAUSE_SHARE: f64 = 0.75;
+
+/// The words of `question` before its first comma, lower-cased, without the punctuation around
+/// them; none when it has no comma.
+fn opening_clause(question: &str) -> Vec<String> {
+    let Some((clause, _)) = question.split_once(',') else {
+        return Vec::new();
+    };
+    clause
+        .split_whitespace()
+        .map(|word| {
+            word.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        })
+        .filter(|word| !word.is_empty())
+        .collect()
+}
 
 impl TemplateExamples {
     /// The examples of `templates`, compared by the release's near-duplicate `threshold`.
@@ -75,6 +100,7 @@ impl TemplateExamples {
         let mut questions = BTreeMap::new();
         let mut stored_facts = BTreeMap::new();
         let mut stored_keys = BTreeMap::new();
+        let mut opening_clauses = BTreeMap::new();
         for (category, template) in &templates.categories {
             let prompts = template.example_prompts();
             if category.is_memory() {
@@ -89,6 +115,12 @@ impl TemplateExamples {
                     .filter_map(|p| question_of(*category, p, &Rules::default()))
                     .map(str::to_owned)
                     .collect();
+                let clauses = asked
+                    .iter()
+                    .map(|question| opening_clause(question))
+                    .filter(|clause| clause.len() >= MIN_CLAUSE_WORDS)
+                    .collect();
+                opening_clauses.insert(*category, clauses);
                 questions.insert(*category, ReferenceSet::new(&asked, threshold)?);
             }
             by_category.insert(*category, ReferenceSet::new(&prompts, threshold)?);
@@ -98,6 +130,7 @@ impl TemplateExamples {
             questions,
             stored_facts,
             stored_keys,
+            opening_clauses,
         })
     }
 
@@ -134,6 +167,22 @@ impl TemplateExamples {
                     "the question is a near duplicate (similarity {similarity:.2}) of the question of {example}"
                 ),
             });
+        }
+        let clause = asked.map(opening_clause).unwrap_or_default();
+        if let Some((theirs, changed)) = self.opening_clauses.get(&category).and_then(|examples| {
+            examples.iter().find_map(|theirs| {
+                let changed = theirs.iter().zip(&clause).filter(|(a, b)| a != b).count();
+                let same = theirs.len() - changed;
+                (theirs.len() == clause.len() && same as f64 >= CLAUSE_SHARE * theirs.len() as f64)
+                    .then_some((theirs, changed))
+            })
+        }) {
+            return copied(format!(
+                "the question opens with the clause \"{}\" of the question of {example}, with \
+                 {changed} of its {} words changed",
+                theirs.join(" "),
+                theirs.len()
+            ));
         }
         let Some(examples) = self.stored_facts.get(&category) else {
             return Ok(());
@@ -1055,6 +1104,53 @@ mod tests {
             examples.check(Category::LongDocumentQa, &own_question),
             Ok(())
         );
+    }
+
+    /// A multi-document item the 1.5B author wrote in a measured main job, which the panel
+    /// passed: its question opens with the example question's "Under the approved standard and
+    /// the board's decision", and its snippets were written to fit that frame, one giving 12
+    /// months and the other 2 years.
+    const FRAMED_RETENTION: &str = "[Doc 1] Payment processing system documentation (approved)\nThe payment processing system documentation specifies a maximum of 12 months of data retention for all transactions. The documentation does not indicate any specific retention period for individual transactions.\n\n[Doc 2] e-commerce team meeting, 27 March\nThe team discussed the payment processing system documentation and agreed to retain data for 2 years. This decision was based on the agreement in the meeting minutes.\n\n[Doc 3] Product catalog update, 1 April\nThe product catalog update included a new feature: automatic payment processing. The documentation states that the new feature will not be subject to data retention as long as it does not collect or store sensitive payment information.\n\n[Doc 4] e-commerce cluster sizing note\nThe e-commerce cluster is currently growing from 5 to 10 brokers, with each broker having 2 TB of disk and the replication factor staying at 2.\n\nQuestion: Under the approved standard and the team's decision, what is the maximum data retention period for all transactions in the payment processing system?";
+
+    #[test]
+    fn a_question_opening_with_its_template_examples_clause_is_a_copy() {
+        let examples = bundled_examples();
+        let framed = [
+            FRAMED_RETENTION.to_string(),
+            FRAMED_RETENTION.replace(
+                "Under the approved standard and the team's decision",
+                "Under the approved plan and the department's decision",
+            ),
+        ];
+        for prompt in &framed {
+            let detail = examples
+                .check(Category::MultiDocumentQa, prompt)
+                .map_err(|r| (r.reason, r.detail));
+            assert!(
+                matches!(&detail, Err((Reason::CopiesTemplateExample, d))
+                    if d.contains("under the approved standard and the board's decision")),
+                "{detail:?}"
+            );
+        }
+        for own in [
+            "Under the approved documentation, what is the maximum data retention period for \
+             all transactions?",
+            "According to the approved documentation and the team's meeting, what is the \
+             maximum data retention period for all transactions?",
+            "What is the maximum data retention period that the approved documentation sets?",
+        ] {
+            let prompt = FRAMED_RETENTION.replace(
+                "Under the approved standard and the team's decision, what is the maximum data \
+                 retention period for all transactions in the payment processing system?",
+                own,
+            );
+            assert_ne!(prompt, FRAMED_RETENTION);
+            assert_eq!(
+                examples.check(Category::MultiDocumentQa, &prompt),
+                Ok(()),
+                "{own}"
+            );
+        }
     }
 
     const RETOLD_POSTMORTEM: &str = "Incident report: claims denial during the winter season\n\nSummary. Between 12:00 and 14:00 UTC on 31 December, Smith & Associates' claims system returned errors or timed out for roughly 20% of claim submissions. No payment was captured twice and no claim data was lost, but an estimated 1,200 claims were denied during the window.\n\nImpact. Customers in all regions were affected. The claims app could not process claims, so they could not submit claims or receive a response. Support received 550 contacts tagged claims during the incident.\n\nRoot cause. A claim email sent at 11:30 UTC roughly quadrupled claim traffic. Each claim pod opens its own pool to the claims database, capped at 15 connections per pod. When the pods autoscaled from 10 to 20, total demand exceeded the database limit of 300 connections; new pods could not obtain connections and requests queued until they timed out.\n\nTimeline. At 11:30 the error-rate alert fired. At 12:10 the on-call engineer raised the per-pod pool to 20 connections, which made the problem worse. At 13:00 the team reverted the pool to 15 connections and capped the autoscaler at 14 pods; by 14:00 error rates were back to baseline.\n\nCorrective actions. (1) Route all claim database traffic through a shared PgBouncer layer with a fixed budget of 200 server connections; owner: Data Infrastructure; due 5 February. (2) Alert when total database connections exceed 70% of the limit; owner: Site Reliability; due 21 December. (3) Require a load forecast from Marketing for any campaign expected to double traffic; owner: Growth Engineering; due 21 February.\n\nQuestion: Which team owns the corrective action that puts a connection pooler in front of the claims database?";

@@ -225,8 +225,9 @@ fn is_random_token(run: &str) -> bool {
 // - doubtful (`Variant::Doubtful`): perhaps the same value, but the gate cannot confirm it: a
 //   12-hour time without am or pm (`3:30` beside `15:30`), a length in months or years beside
 //   one in days or weeks, a quantity beside words with no number (`429` beside `Too Many
-//   Requests`), or (`check_unit`) another unit than the question asks for. It is dropped and
-//   the item kept, unless the context names it apart from the key;
+//   Requests`), (`check_unit`) another unit than the question asks for, or (`check_grounded`)
+//   a number the context never writes (`5th May` beside `May`). It is dropped and the item
+//   kept, unless the context names it apart from the key;
 // - else a distinct fact, and the item is rejected: numbers that differ (`3 days` ≠ `5 days`,
 //   `SOC 2` ≠ `ISO 27001`), or names with nothing in common (`PCI DSS` / `SOC 2`, `Alice Chen`
 //   / `Bob Smith`, `east region` / `west region`: `region` is generic; two URLs share only
@@ -675,6 +676,39 @@ pub fn check_unit(
         }
     }
     Ok(())
+}
+
+/// Where the answer comes from a context and the key writes no number, a variant that writes a
+/// number the context never writes is doubtful: it adds a detail the context does not give
+/// (`5th May` beside the key `May`, over snippets that say only "by the end of May"). A key with
+/// a number has its variants compared by value already (`3:30 pm` beside `15:30`).
+pub fn check_grounded(
+    context: &str,
+    golds: &[String],
+    variants: &mut [Variant],
+    context_name: &str,
+) {
+    let Some((key, rest)) = golds.split_first() else {
+        return;
+    };
+    if !numbers_in(key).is_empty() {
+        return;
+    }
+    let stated = numbers_in(context);
+    for (gold, variant) in rest.iter().zip(variants.iter_mut()) {
+        if matches!(variant, Variant::Doubtful(_)) {
+            continue;
+        }
+        let unstated = numbers_in(gold)
+            .into_iter()
+            .find(|number| !stated.iter().any(|s| s.same(number)));
+        if let Some(number) = unstated {
+            *variant = Variant::Doubtful(format!(
+                "{gold:?} writes {}, a number that is nowhere in the {context_name}",
+                number.written()
+            ));
+        }
+    }
 }
 
 /// What `context` counts the bare number `key` in, when it never counts it in `asked`: the word

@@ -318,6 +318,9 @@ pub fn check_item(
         golds::check_subjects(&item.golds, &variants, context, context_name(category))?;
     }
     golds::check_unit(parts.question, parts.context, &item.golds, &mut variants)?;
+    if let Some(context) = parts.context {
+        golds::check_grounded(context, &item.golds, &mut variants, context_name(category));
+    }
     let (kept, dropped) = golds::drop_doubtful(std::mem::take(&mut item.golds), variants);
     item.golds = kept;
     match (layout(category).answer, parts.context) {

@@ -18,6 +18,14 @@ impl NumberKey {
             _ => false,
         }
     }
+
+    /// The number as a reader would write it (`5`, `0.25`, `2.3.1`).
+    pub fn written(&self) -> String {
+        match self {
+            NumberKey::Value(value) => value.to_string(),
+            NumberKey::Text(text) => text.clone(),
+        }
+    }
 }
 
 pub fn same_value(a: f64, b: f64) -> bool {

@@ -253,14 +253,15 @@ impl Reason {
                 "the prompt copies its category template's example item: the same or a near \
                  duplicate prompt by the release's dedup rule (`assemble.near_dup_threshold`), a \
                  context item that keeps the example's question (the same or a near duplicate \
-                 question), or a memory item's facts block repeats all of the example's stored \
+                 question) or its opening clause (3 in 4 words in place), or a memory item's facts block repeats all of the example's stored \
                  facts but one at most (at least three) or all its keys"
             }
             Reason::NotBloated => "a bloated prompt is too short compared to its plain twin",
             Reason::GoldVariantDropped => {
                 "a note, not a reject: a gold that may not be the first gold's value (a 12-hour \
                  time without am or pm, months beside days, words beside a number, another unit \
-                 than the question asks) was dropped, and the item kept with its other golds"
+                 than asked, a number the context lacks) was dropped, and the item kept with its \
+                 other golds"
             }
         }
     }

@@ -922,3 +922,71 @@ fn technical_code_may_quote_its_answer() {
         "ok"
     );
 }
+
+/// A multi-document item a 1.5B author wrote and the panel passed: the snippets say the project
+/// ends "by the end of May", and the second gold invents a day of it.
+const COMPLETION_IN_MAY: &str = "[Doc 1] Logistics department project timeline\nThe project \
+    timeline for the logistics department involves several milestones and deadlines. The first \
+    milestone is scheduled for 15th April. The second milestone is scheduled for 30th April. The \
+    project is expected to be completed by the end of May.\n\n[Doc 2] Project management phone \
+    call, 18th April\nDuring the project management phone call, the team discussed the progress \
+    of the logistics project. The project is 75% complete, with the remaining work estimated to \
+    be completed by the end of May.\n\n[Doc 3] Project budget update, 20th April\nThe project \
+    budget update shows that the logistics department has allocated $500,000 for the project. \
+    This allocation includes $100,000 for materials and $400,000 for labor.\n\n[Doc 4] Logistics \
+    department resources allocation\nThe logistics department has allocated 100 employees to the \
+    project. The team is expected to complete the project within 7 weeks.\n\nQuestion: What is \
+    the estimated completion date for the logistics project?";
+
+#[test]
+fn a_variant_with_a_number_the_context_never_writes_is_dropped() {
+    let kept = check_item(
+        Category::MultiDocumentQa,
+        item(COMPLETION_IN_MAY, &["May", "5th May"]),
+        &Rules::default(),
+    )
+    .expect("kept with its key");
+    assert_eq!(kept.item.golds, ["May"]);
+    let [note] = kept.dropped.as_slice() else {
+        panic!("one gold dropped: {:?}", kept.dropped);
+    };
+    assert!(
+        note.detail.contains("\"5th May\"") && note.detail.contains("nowhere in the snippets"),
+        "{}",
+        note.detail
+    );
+    assert_eq!(
+        dropped_golds_of(
+            Category::MultiDocumentQa,
+            COMPLETION_IN_MAY,
+            &["end of May", "May", "the end of May"]
+        ),
+        Ok(Vec::new())
+    );
+    let on_the_clock = COMPLETION_IN_MAY.replace(
+        "What is the estimated completion date for the logistics project?",
+        "At what time did the project management phone call start?",
+    );
+    let on_the_clock =
+        on_the_clock.replace("phone call, 18th April", "phone call, 18th April, 15:30");
+    assert_eq!(
+        dropped_golds_of(
+            Category::MultiDocumentQa,
+            &on_the_clock,
+            &["15:30", "3:30 pm"]
+        ),
+        Ok(Vec::new())
+    );
+    let stated = COMPLETION_IN_MAY.replace(
+        "What is the estimated completion date for the logistics project?",
+        "On which date is the second milestone scheduled?",
+    );
+    assert_eq!(
+        dropped_golds_of(
+            Category::MultiDocumentQa,
+            &stated,
+            &["30th April", "30 April"]
+        ),
+        Ok(Vec::new())
+    );
+}
