@@ -6,6 +6,7 @@ use super::{Ctx, StageEnd, AUTHORED, REPAIRED, REPAIR_REPORT, REPAIR_SUMMARY};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::quality::expr;
+use crate::quality::grade::graded;
 use crate::quality::numeric::{self, Quantity};
 use crate::release::{RepairCounts, RepairNumbers, VerifierNumbers};
 use crate::runner::{OutcomeOf, ReplyOutcome, Request, Usage};
@@ -124,6 +125,17 @@ fn requests_of(config: &Config, templates: &Templates, item: &Candidate) -> Vec<
 /// The verified key of an item: the first gold that parses as a quantity.
 fn key_quantity(golds: &[String]) -> Option<Quantity> {
     golds.iter().find_map(|g| numeric::parse_quantity(g))
+}
+
+/// A confirmed key's golds with the key's canonical forms that no gold grades yet, so that an
+/// answer writing the value another usual way passes (`100000` beside `100,000`, which the grader
+/// reads as `100 000`); a form the prompt holds is left out. `None` when nothing is added.
+fn completed_golds(prompt: &str, golds: &[String], key: &Quantity) -> Option<Vec<String>> {
+    let missing: Vec<String> = numeric::canonical_golds(key)
+        .into_iter()
+        .filter(|form| !graded(form, golds) && !graded(prompt, std::slice::from_ref(form)))
+        .collect();
+    (!missing.is_empty()).then(|| golds.iter().cloned().chain(missing).collect())
 }
 
 /// True when `expr_value` is `answer` up to the rounding the answer text shows
@@ -252,10 +264,13 @@ pub fn decide(item: &Candidate, answers: Vec<VerifierAnswer>, verified: &[Quanti
     {
         line.decision = Decision::Agree;
         line.reason = "agree".into();
+        line.new_golds = key
+            .as_ref()
+            .and_then(|key| completed_golds(&item.prompt, &item.golds, key));
         return line;
     }
     let golds = numeric::canonical_golds(first);
-    if crate::quality::grade::graded(&item.prompt, &golds) {
+    if graded(&item.prompt, &golds) {
         line.new_golds = Some(golds);
         return flag(line, "repaired_gold_in_prompt");
     }
@@ -320,6 +335,9 @@ fn apply(
         Decision::Agree => {
             counts.agreed += 1;
             summary.total.agreed += 1;
+            if let Some(golds) = &line.new_golds {
+                item.golds = golds.clone();
+            }
         }
         Decision::Repaired => {
             counts.repaired += 1;
@@ -427,4 +445,35 @@ fn render_summary(s: &Summary) -> String {
         lines.push(format!("  flagged {reason}: {n}"));
     }
     lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(values: &[&str]) -> Vec<String> {
+        values.iter().map(|v| v.to_string()).collect()
+    }
+
+    /// The golds of a reasoning item the 1.5B author wrote and the verifier confirmed (500 leads
+    /// a day at $200 each): the grader reads `100,000` as `100 000`, so the answer `$100000`
+    /// failed every one of them.
+    #[test]
+    fn a_confirmed_key_gains_the_forms_its_golds_do_not_grade() {
+        let prompt = "A CRM system receives an average of 500 new leads per day. On average, each \
+                      lead generates an average of $200 in revenue. What is the expected revenue \
+                      generated per day by the CRM system?";
+        let golds = strings(&["100,000", "100,000$", "$100,000"]);
+        let key = numeric::parse_quantity(&golds[0]).expect("a quantity");
+        assert!(!graded("$100000", &golds));
+        let completed = completed_golds(prompt, &golds, &key).expect("a form added");
+        assert_eq!(completed[..3], golds[..]);
+        assert!(graded("$100000", &completed), "{completed:?}");
+        assert!(graded("100,000 dollars", &completed), "{completed:?}");
+        let whole = strings(&["100000", "100,000"]);
+        assert_eq!(completed_golds(prompt, &whole, &key), None);
+        let stated = "Revenue was 100000 dollars last year; at 500 leads a day and $200 each, \
+                      what is the revenue per day now?";
+        assert_eq!(completed_golds(stated, &golds, &key), None);
+    }
 }
