@@ -53,8 +53,9 @@ pub struct Derived {
 /// after repair and audit have paid for it and with no round left to fill its place.
 pub struct TemplateExamples {
     by_category: BTreeMap<Category, ReferenceSet>,
-    /// The question of each context category's example: an item that keeps it has retold the
-    /// example with other names and numbers, whatever its whole prompt's similarity.
+    /// The question of each example whose prompt sets a scene before it (a context, or code):
+    /// an item that keeps it has retold the example with other names and numbers, whatever its
+    /// whole prompt's similarity.
     questions: BTreeMap<Category, ReferenceSet>,
     /// The stored facts of each memory template's example: an item that keeps them with one
     /// changed has copied the example, whatever question it asks.
@@ -109,7 +110,7 @@ impl TemplateExamples {
                 let keys = prompts.iter().map(|p| validate::stored_keys(p)).collect();
                 stored_keys.insert(*category, keys);
             }
-            if has_context(*category) {
+            if sets_a_scene(*category) {
                 let asked: Vec<String> = prompts
                     .iter()
                     .filter_map(|p| question_of(*category, p, &Rules::default()))
@@ -212,6 +213,12 @@ impl TemplateExamples {
             None => Ok(()),
         }
     }
+}
+
+/// Whether a category's prompt sets a scene (a document, snippets, a dialog, stored facts, code)
+/// before its question, so that its example's question can be kept while the scene is retold.
+fn sets_a_scene(category: Category) -> bool {
+    has_context(category) || category == Category::TechnicalCode
 }
 
 /// The question of a context category's prompt, when its structure is recognised.
@@ -1151,6 +1158,32 @@ mod tests {
                 "{own}"
             );
         }
+    }
+
+    /// A technical_code item the 1.5B author wrote at temperature 0.3, which the panel passed:
+    /// the template example's requests.get scene with other names, and its question word for word.
+    const RETOLD_TIMEOUT: &str = "Our sales team (Python 3.11, requests 2.31) sometimes hangs for hours when the customer service API stops sending data mid-response:\n\n    def fetch_customer_service_tickets(customer_id):\n        resp = requests.get(f\"{API}/tickets\", params={\"customer\": customer_id})\n        resp.raise_for_status()\n        return resp.json()\n\nWhich keyword argument must be added to the requests.get call so that it gives up instead of waiting indefinitely?";
+
+    #[test]
+    fn a_code_item_that_keeps_its_template_examples_question_is_a_copy() {
+        let examples = bundled_examples();
+        let detail = examples
+            .check(Category::TechnicalCode, RETOLD_TIMEOUT)
+            .map_err(|r| (r.reason, r.detail));
+        assert!(
+            matches!(&detail, Err((Reason::CopiesTemplateExample, d)) if d.contains("question")),
+            "{detail:?}"
+        );
+        let own_question = RETOLD_TIMEOUT.replace(
+            "Which keyword argument must be added to the requests.get call so that it gives up \
+             instead of waiting indefinitely?",
+            "Which exception does raise_for_status() raise when the tickets API answers 503?",
+        );
+        assert_ne!(own_question, RETOLD_TIMEOUT);
+        assert_eq!(
+            examples.check(Category::TechnicalCode, &own_question),
+            Ok(())
+        );
     }
 
     const RETOLD_POSTMORTEM: &str = "Incident report: claims denial during the winter season\n\nSummary. Between 12:00 and 14:00 UTC on 31 December, Smith & Associates' claims system returned errors or timed out for roughly 20% of claim submissions. No payment was captured twice and no claim data was lost, but an estimated 1,200 claims were denied during the window.\n\nImpact. Customers in all regions were affected. The claims app could not process claims, so they could not submit claims or receive a response. Support received 550 contacts tagged claims during the incident.\n\nRoot cause. A claim email sent at 11:30 UTC roughly quadrupled claim traffic. Each claim pod opens its own pool to the claims database, capped at 15 connections per pod. When the pods autoscaled from 10 to 20, total demand exceeded the database limit of 300 connections; new pods could not obtain connections and requests queued until they timed out.\n\nTimeline. At 11:30 the error-rate alert fired. At 12:10 the on-call engineer raised the per-pod pool to 20 connections, which made the problem worse. At 13:00 the team reverted the pool to 15 connections and capped the autoscaler at 14 pods; by 14:00 error rates were back to baseline.\n\nCorrective actions. (1) Route all claim database traffic through a shared PgBouncer layer with a fixed budget of 200 server connections; owner: Data Infrastructure; due 5 February. (2) Alert when total database connections exceed 70% of the limit; owner: Site Reliability; due 21 December. (3) Require a load forecast from Marketing for any campaign expected to double traffic; owner: Growth Engineering; due 21 February.\n\nQuestion: Which team owns the corrective action that puts a connection pooler in front of the claims database?";

@@ -252,7 +252,7 @@ impl Reason {
             Reason::CopiesTemplateExample => {
                 "the prompt copies its category template's example item: the same or a near \
                  duplicate prompt by the release's dedup rule (`assemble.near_dup_threshold`), a \
-                 context item that keeps the example's question (the same or a near duplicate \
+                 context or code item that keeps the example's question (the same or a near duplicate \
                  question) or its opening clause (3 in 4 words in place), or a memory item's facts block repeats all of the example's stored \
                  facts but one at most (at least three) or all its keys"
             }
