@@ -711,6 +711,38 @@ pub fn check_grounded(
     }
 }
 
+/// Python's reserved words: none of them can name a keyword argument or a parameter.
+const PYTHON_KEYWORDS: &[&str] = &[
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield",
+];
+
+/// A question that asks for a keyword argument or a parameter wants a name one can pass: a first
+/// gold that is a reserved word (`return` for "What keyword argument must be added to the function
+/// call…?") names none, so the key is wrong whatever the prompt says.
+pub fn check_reserved(question: &str, golds: &[String]) -> Result<(), Rejection> {
+    let asked = norm(question);
+    let asks_a_name = ["keyword argument", "argument", "parameter", "kwarg"]
+        .iter()
+        .any(|kind| asked.contains(kind));
+    let Some(key) = golds.first() else {
+        return Ok(());
+    };
+    let name = key.trim().trim_end_matches('=').trim();
+    if asks_a_name && PYTHON_KEYWORDS.contains(&name) {
+        return reject(
+            Reason::GoldReservedWord,
+            format!(
+                "the question asks for an argument or parameter and the first gold {key:?} is a \
+                 reserved word of Python"
+            ),
+        );
+    }
+    Ok(())
+}
+
 /// What `context` counts the bare number `key` in, when it never counts it in `asked`: the word
 /// after each place the number stands alone (`327,114 transactions`), past one adjective of a
 /// unit (`45 calendar days`). `None` when the key is not a bare number, or the context never

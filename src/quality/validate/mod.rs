@@ -318,6 +318,7 @@ pub fn check_item(
         golds::check_subjects(&item.golds, &variants, context, context_name(category))?;
     }
     golds::check_unit(parts.question, parts.context, &item.golds, &mut variants)?;
+    golds::check_reserved(parts.question, &item.golds)?;
     if let Some(context) = parts.context {
         golds::check_grounded(context, &item.golds, &mut variants, context_name(category));
     }

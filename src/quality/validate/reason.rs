@@ -49,6 +49,7 @@ pub enum Reason {
     MemoryBlock,
     TwoQuestions,
     GoldUnitMismatch,
+    GoldReservedWord,
     GoldInPrompt,
     GoldNotInContext,
     GoldInQuestion,
@@ -95,6 +96,7 @@ impl Reason {
             Reason::MemoryBlock,
             Reason::TwoQuestions,
             Reason::GoldUnitMismatch,
+            Reason::GoldReservedWord,
             Reason::GoldInPrompt,
             Reason::GoldNotInContext,
             Reason::GoldInQuestion,
@@ -135,6 +137,7 @@ impl Reason {
             Reason::MemoryBlock => "memory_block",
             Reason::TwoQuestions => "two_questions",
             Reason::GoldUnitMismatch => "gold_unit_mismatch",
+            Reason::GoldReservedWord => "gold_reserved_word",
             Reason::GoldInPrompt => "gold_in_prompt",
             Reason::GoldNotInContext => "gold_not_in_context",
             Reason::GoldInQuestion => "gold_in_question",
@@ -228,6 +231,10 @@ impl Reason {
                 "the question names the unit of its answer (`How many days…`) and the first gold \
                  is in another (`6 years`), or is a bare number the context counts in something \
                  else (`327,114 transactions`)"
+            }
+            Reason::GoldReservedWord => {
+                "the question asks for a keyword argument or parameter and the first gold is a \
+                 Python reserved word (`return`)"
             }
             Reason::GoldInPrompt => {
                 "a gold is graded present in the prompt itself; in technical_code, the prompt \

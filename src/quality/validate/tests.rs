@@ -990,3 +990,44 @@ fn a_variant_with_a_number_the_context_never_writes_is_dropped() {
         Ok(Vec::new())
     );
 }
+
+/// A technical_code item the 1.5B author wrote at temperature 0.3, which the gate and the panel
+/// passed into the main job's release: no code, and a key that no argument can be named.
+const RETURN_AS_ARGUMENT: &str = "A data engineer (Python 3.11, pandas 1.4) is working on a data \
+    pipeline that processes large datasets. The pipeline uses a custom function `process_data` to \
+    clean and transform the data. However, the function is not working as expected. The engineer \
+    notices that the function is not returning any data. What keyword argument must be added to \
+    the function call to ensure it returns the processed data?";
+
+#[test]
+fn a_reserved_word_keyed_as_an_argument_is_rejected() {
+    assert_eq!(
+        outcome(
+            Category::TechnicalCode,
+            &item(
+                RETURN_AS_ARGUMENT,
+                &["return", "return=", "return keyword argument"]
+            )
+        ),
+        "gold_reserved_word"
+    );
+    let real_name = RETURN_AS_ARGUMENT.replace(
+        "What keyword argument must be added to the function call to ensure it returns the \
+         processed data?",
+        "Which keyword argument of pd.read_csv makes it skip lines it cannot parse?",
+    );
+    assert_ne!(real_name, RETURN_AS_ARGUMENT);
+    assert_eq!(
+        outcome(
+            Category::TechnicalCode,
+            &item(&real_name, &["on_bad_lines", "on_bad_lines="])
+        ),
+        "ok"
+    );
+    let statement = "Which Python statement ends a function and hands its value back to the \
+                     caller?";
+    assert_eq!(
+        outcome(Category::TechnicalCode, &item(statement, &["return"])),
+        "ok"
+    );
+}
