@@ -63,7 +63,7 @@ pub struct TemplateExamples {
     /// The keys of each memory template's example: an item that keeps every one of them has
     /// filled the example's own block with other values.
     stored_keys: BTreeMap<Category, Vec<Vec<String>>>,
-    /// The opening clause of each context category's example question (`Under the approved
+    /// The opening clause of each of those example questions (`Under the approved
     /// standard and the board's decision,`): an item whose question opens with it has written
     /// its context to fit the example's frame.
     opening_clauses: BTreeMap<Category, Vec<Vec<String>>>,

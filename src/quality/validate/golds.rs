@@ -724,7 +724,7 @@ const PYTHON_KEYWORDS: &[&str] = &[
 /// call…?") names none, so the key is wrong whatever the prompt says.
 pub fn check_reserved(question: &str, golds: &[String]) -> Result<(), Rejection> {
     let asked = norm(question);
-    let asks_a_name = ["keyword argument", "argument", "parameter", "kwarg"]
+    let asks_a_name = ["argument", "parameter", "kwarg"]
         .iter()
         .any(|kind| asked.contains(kind));
     let Some(key) = golds.first() else {
