@@ -37,7 +37,7 @@ use reasoning::*;
 use saseval_gen::quality::grade::graded;
 use serde_json::{json, Value};
 use snippets::*;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Mutex, OnceLock};
 use surface::*;
 
@@ -469,11 +469,16 @@ fn strings(values: &[&str]) -> Vec<String> {
     values.iter().map(|value| value.to_string()).collect()
 }
 
-/// Every prompt an authoring reply of this process held, with its first gold and whether it is
+/// The keys an authored prompt was written with, and whether it is a reasoning problem.
+type Authored = (BTreeSet<String>, bool);
+
+/// Every prompt an authoring reply of this process held, with its first golds and whether it is
 /// a reasoning problem: what the fake panel answers. The generators are deterministic, so a test that resumes on a new fake (whose
-/// authoring replies come from the cache) still finds the prompts its first fake wrote.
-fn authored_keys() -> &'static Mutex<HashMap<String, (String, bool)>> {
-    static KEYS: OnceLock<Mutex<HashMap<String, (String, bool)>>> = OnceLock::new();
+/// authoring replies come from the cache) still finds the prompts its first fake wrote. Tests
+/// run side by side in one process, and one test's planted reply may hold another's prompt with
+/// another key, so a prompt keeps every key it was written with.
+fn authored_keys() -> &'static Mutex<HashMap<String, Authored>> {
+    static KEYS: OnceLock<Mutex<HashMap<String, Authored>>> = OnceLock::new();
     KEYS.get_or_init(Mutex::default)
 }
 
@@ -486,7 +491,9 @@ fn remembered(category: &str, reply: Value) -> Value {
         let prompt = item.get("prompt").and_then(Value::as_str);
         let gold = item.pointer("/golds/0").and_then(Value::as_str);
         if let (Some(prompt), Some(gold)) = (prompt, gold) {
-            keys.insert(prompt.to_string(), (gold.to_string(), reasoning));
+            let entry = keys.entry(prompt.to_string()).or_default();
+            entry.0.insert(gold.to_string());
+            entry.1 = reasoning;
         }
     }
     drop(keys);
@@ -494,17 +501,18 @@ fn remembered(category: &str, reply: Value) -> Value {
 }
 
 /// How a careful panel model answers `prompt`: the true result of a reasoning problem it can
-/// solve, else the key of the authored item with that prompt; `None` for a prompt no authoring
+/// solve, else the key of the authored item with that prompt (each of its keys, when replies of
+/// tests running beside each other wrote it with several); `None` for a prompt no authoring
 /// reply of this process wrote (such as a question asked without its context).
 pub fn panel_answer(prompt: &str) -> Option<String> {
-    let keys = authored_keys().lock().unwrap_or_else(|e| e.into_inner());
-    let (key, reasoning) = keys.get(prompt)?;
+    let authored = authored_keys().lock().unwrap_or_else(|e| e.into_inner());
+    let (keys, reasoning) = authored.get(prompt)?;
     if *reasoning {
         if let Some(solution) = solve(prompt) {
             return Some(solution.answer(solution.value));
         }
     }
-    Some(key.clone())
+    Some(keys.iter().cloned().collect::<Vec<_>>().join(" / "))
 }
 
 fn wrap(reply: &Value, seq: usize) -> String {
