@@ -266,6 +266,11 @@ pub struct Author {
     /// A top-up asks for the missing items ÷ the measured survival rate × (1 + this margin).
     #[serde(default = "default_topup_margin")]
     pub topup_margin: f64,
+    /// The most authoring requests all top-up rounds together send; unset, no bound but the
+    /// cost guard's. A top-up round over what is left is cut, the categories surviving best
+    /// served first: the bound of a run whose requests cost time, not money.
+    #[serde(default)]
+    pub max_topup_requests: Option<usize>,
     /// The survival rate `author --dry-run` predicts the loop's rounds from, and the loop sizes
     /// a top-up by before any item survived.
     #[serde(default = "default_prior_survival")]
@@ -724,7 +729,7 @@ impl Config {
             a.max_requests_per_job,
             "api.max_requests_per_job",
             1,
-            10_000_000,
+            MAX_REQUESTS,
         )?;
         number(a.batch_discount, "api.batch_discount", 0.0, 1.0)?;
         seconds(
@@ -817,6 +822,9 @@ impl Config {
         number(au.oversample, "author.oversample", 1.0, 10.0)?;
         whole(au.max_rounds, "author.max_rounds", 1, 100)?;
         number(au.topup_margin, "author.topup_margin", 0.0, 10.0)?;
+        if let Some(max) = au.max_topup_requests {
+            whole(max, "author.max_topup_requests", 1, MAX_REQUESTS)?;
+        }
         number(au.prior_survival, "author.prior_survival", 0.01, 1.0)?;
         whole(au.max_gold_words, "author.max_gold_words", 1, 100)?;
         number(au.max_cost_usd, "author.max_cost_usd", 0.0, MAX_COST_USD)?;
@@ -1084,6 +1092,9 @@ fn number<T: Into<f64> + Copy>(value: T, key: &str, lo: f64, hi: f64) -> Result<
     let ok = value.is_finite() && value >= lo && value <= hi;
     require(ok, key, &format!("a number from {lo} to {hi}"))
 }
+
+/// Most requests a job, or all top-up rounds together, may be allowed.
+const MAX_REQUESTS: usize = 10_000_000;
 
 /// Most requests in flight `online.concurrency` allows: past any server's batch size.
 const MAX_CONCURRENCY: usize = 4096;
@@ -1517,6 +1528,14 @@ mod tests {
             (&["repair.max_cost_usd=1e300"], "repair.max_cost_usd"),
             (&["author.max_tokens=4000000000"], "author.max_tokens"),
             (&["author.max_rounds=4000000000"], "author.max_rounds"),
+            (
+                &["author.max_topup_requests=0"],
+                "author.max_topup_requests",
+            ),
+            (
+                &["author.max_topup_requests=1000000000000"],
+                "author.max_topup_requests",
+            ),
             (&["author.max_gold_words=1000000"], "author.max_gold_words"),
             (&["author.bloat_factor=inf"], "author.bloat_factor"),
             (&["local.threads=100000"], "local.threads"),

@@ -172,6 +172,7 @@ fn next_round(config: &Config, plans: &[&Plan], round: usize, selection: &Select
     let mut categories = BTreeMap::new();
     let mut stopped = Vec::new();
     let mut plan = Plan::new();
+    let mut survival_so_far = BTreeMap::new();
     for category in Category::ALL {
         let have = survivors.get(&category).copied().unwrap_or(0);
         let own = history.get(&category).map_or(&[][..], Vec::as_slice);
@@ -196,6 +197,7 @@ fn next_round(config: &Config, plans: &[&Plan], round: usize, selection: &Select
         for (_, s) in own {
             total.add(s);
         }
+        survival_so_far.insert(category, total.rate().unwrap_or(run_rate));
         let rate = match total.rate() {
             Some(rate) if total.asked >= OWN_RATE_MIN_ITEMS => rate,
             _ => run_rate,
@@ -210,8 +212,19 @@ fn next_round(config: &Config, plans: &[&Plan], round: usize, selection: &Select
             },
         );
     }
+    let wanted_more = !plan.is_empty();
+    let topup_limit = config.author.max_topup_requests;
+    if let Some(max) = topup_limit {
+        let left = max.saturating_sub(topup_requests(&plans[1..=round]));
+        plan = cut_to(plan, left, &survival_so_far);
+    }
     let decision = if categories.values().all(|s| s.survivors >= s.needed) {
         Decision::Full
+    } else if wanted_more && plan.is_empty() {
+        Decision::Stop(format!(
+            "The loop stopped: its top-up rounds sent the {} authoring request(s) author.max_topup_requests allows.",
+            topup_limit.unwrap_or_default()
+        ))
     } else if plan.is_empty() {
         Decision::Stop(format!(
             "The loop stopped: every short category's survival stayed below {:.0}% for two rounds ({}); more rounds would be paid for nothing.",
@@ -230,6 +243,34 @@ fn next_round(config: &Config, plans: &[&Plan], round: usize, selection: &Select
         stopped,
         decision,
     }
+}
+
+/// The authoring requests of `plans`.
+fn topup_requests(plans: &[&Plan]) -> usize {
+    plans
+        .iter()
+        .flat_map(|plan| plan.values())
+        .map(|slice| slice.requests)
+        .sum()
+}
+
+/// `plan` cut to `left` requests: the categories that survived best so far come first, each
+/// with what the top-up rule asks for, until no request is left; ties keep the categories'
+/// order.
+fn cut_to(plan: Plan, mut left: usize, survival_so_far: &BTreeMap<Category, f64>) -> Plan {
+    let rate = |c: &Category| survival_so_far.get(c).copied().unwrap_or(0.0);
+    let mut order: Vec<(Category, Slice)> = plan.into_iter().collect();
+    order.sort_by(|a, b| rate(&b.0).total_cmp(&rate(&a.0)));
+    let mut cut = Plan::new();
+    for (category, mut slice) in order {
+        if left == 0 {
+            break;
+        }
+        slice.requests = slice.requests.min(left);
+        left -= slice.requests;
+        cut.insert(category, slice);
+    }
+    cut
 }
 
 /// The round's table: per category, what it asked, what survived, where it stands, and what
@@ -257,10 +298,10 @@ fn render_round(config: &Config, round: usize, selection: &Selection, next: &Nex
         let then = match &next.decision {
             _ if standing.survivors >= standing.needed => "full".to_string(),
             _ if standing.stopped => "stopped (survival near zero)".to_string(),
-            Decision::Plan(plan) => plan
-                .get(category)
-                .map(|slice| format!("{} request(s)", slice.requests))
-                .unwrap_or_default(),
+            Decision::Plan(plan) => plan.get(category).map_or_else(
+                || "none (author.max_topup_requests)".to_string(),
+                |slice| format!("{} request(s)", slice.requests),
+            ),
             Decision::Full | Decision::Stop(_) => "short".to_string(),
         };
         lines.push(format!(
@@ -347,10 +388,8 @@ pub fn predict(
     let round0 = author::round0_plan(config);
     let mut survivors: BTreeMap<Category, f64> = BTreeMap::new();
     let mut rounds: Vec<Predicted> = Vec::new();
-    let mut asks: BTreeMap<Category, usize> = round0
-        .iter()
-        .map(|(c, slice)| (*c, slice.requests))
-        .collect();
+    let mut asks: Plan = round0;
+    let mut topups_spent = false;
     let request_usd: BTreeMap<Category, f64> = Category::ALL
         .into_iter()
         .map(|c| (c, author::request_cost(config, templates, c).usd))
@@ -365,7 +404,8 @@ pub fn predict(
             author_usd: 0.0,
             checks_usd: 0.0,
         };
-        for (category, requests) in &asks {
+        for (category, slice) in &asks {
+            let requests = &slice.requests;
             let items = requests * config.category(*category).items_per_request;
             round.requests += requests;
             round.items += items;
@@ -381,10 +421,17 @@ pub fn predict(
                 let missing = needed.saturating_sub(have);
                 (missing > 0).then(|| {
                     let items = items_to_ask(missing, p, config.author.topup_margin);
-                    (c, items.div_ceil(config.category(c).items_per_request))
+                    let requests = items.div_ceil(config.category(c).items_per_request);
+                    (c, Slice { first: 0, requests })
                 })
             })
             .collect();
+        if let Some(max) = config.author.max_topup_requests {
+            let sent: usize = rounds[1..].iter().map(|r| r.requests).sum();
+            let wanted = !asks.is_empty();
+            asks = cut_to(asks, max.saturating_sub(sent), &BTreeMap::new());
+            topups_spent = wanted && asks.is_empty();
+        }
     }
     let mut lines = vec![format!(
         "run (the closed loop) predicted at a survival of {:.0}% (author.prior_survival) from what is asked to what the release can draw on:",
@@ -399,8 +446,13 @@ pub fn predict(
             round.requests, round.items, round.author_usd, round.checks_usd
         ));
     }
-    let full = asks.is_empty();
-    lines.push(if full {
+    let full = asks.is_empty() && !topups_spent;
+    lines.push(if topups_spent {
+        format!(
+            "  predicted: still short once the top-up rounds sent the {} request(s) author.max_topup_requests allows; worst case ${author_usd:.4} authoring, ${checks_usd:.4} repair + audit",
+            config.author.max_topup_requests.unwrap_or_default()
+        )
+    } else if full {
         format!(
             "  predicted: the release fills in {} round(s); worst case ${author_usd:.4} authoring (limit author.max_cost_usd = {:.2}), ${checks_usd:.4} repair + audit",
             rounds.len(),
@@ -440,6 +492,41 @@ mod tests {
             63,
             "a rate under the floor counts as 10%"
         );
+    }
+
+    #[test]
+    fn a_top_up_over_its_limit_serves_the_best_surviving_categories_first() {
+        let slice = |first: usize, requests: usize| Slice { first, requests };
+        let plan: Plan = [
+            (Category::SimpleFactual, slice(5, 4)),
+            (Category::Reasoning, slice(7, 3)),
+            (Category::MemoryRecall, slice(9, 6)),
+            (Category::MemoryUpdate, slice(2, 2)),
+        ]
+        .into();
+        let survival: BTreeMap<Category, f64> = [
+            (Category::SimpleFactual, 0.2),
+            (Category::Reasoning, 0.0),
+            (Category::MemoryRecall, 0.6),
+            (Category::MemoryUpdate, 0.2),
+        ]
+        .into();
+        let cut = cut_to(plan.clone(), 9, &survival);
+        let expected: Plan = [
+            (Category::MemoryRecall, slice(9, 6)),
+            (Category::SimpleFactual, slice(5, 3)),
+        ]
+        .into();
+        assert_eq!(
+            cut, expected,
+            "memory_recall survives best; simple_factual ties memory_update and comes first"
+        );
+        assert_eq!(
+            cut_to(plan.clone(), 100, &survival),
+            plan,
+            "within the limit"
+        );
+        assert!(cut_to(plan, 0, &survival).is_empty(), "nothing left");
     }
 
     #[test]

@@ -154,6 +154,45 @@ fn a_short_run_continues_when_max_rounds_is_raised_and_redoes_nothing() {
 }
 
 #[test]
+fn top_ups_stop_at_their_request_limit_and_serve_the_best_surviving_category_first() {
+    // Round 0 leaves technical_code (19 of 30 survived) and long_document_qa (17 of 26) short;
+    // the top-up rule asks for 1 and 3 requests. Two are allowed: long_document_qa gets both.
+    let fake = FakeApi::start(lossy_responder());
+    let world = twenty_per_category(&fake).set("author.max_topup_requests=2");
+    let short = world.run(&["run"]);
+    short.code(1).stderr_has(
+        "its top-up rounds sent the 2 authoring request(s) author.max_topup_requests allows",
+    );
+    let topups: Vec<String> = fake
+        .counters()
+        .lines_in_batches
+        .keys()
+        .filter(|id| id.starts_with("author/") && !id.contains("/r0/"))
+        .cloned()
+        .collect();
+    assert_eq!(topups.len(), 2, "{topups:?}");
+    assert!(
+        topups
+            .iter()
+            .all(|id| id.starts_with("author/long_document_qa/r1/")),
+        "{topups:?}"
+    );
+    assert!(
+        short.stdout.contains("none (author.max_topup_requests)"),
+        "{}",
+        short.stdout
+    );
+    let requests = fake.counters().http_requests;
+    world.run(&["run"]).code(1);
+    assert_eq!(
+        fake.counters().http_requests,
+        requests,
+        "a re-run of the stopped loop sends nothing"
+    );
+    assert_nothing_sent_twice(&fake);
+}
+
+#[test]
 fn a_category_that_survives_near_zero_for_two_rounds_stops_with_its_top_reason() {
     let fake = FakeApi::start(one_speaker_dialogs());
     let world = World::new(&fake)
