@@ -121,18 +121,36 @@ const PLACEHOLDER_GOLDS: &[&str] = &[
     "lorem ipsum",
 ];
 
-/// A placeholder: a known non-answer, or a whole gold in angle, square or curly brackets
-/// (`<answer>`, `[gold]`, `{value}`).
+/// A placeholder: a known non-answer, a whole gold in angle, square or curly brackets
+/// (`<answer>`, `[gold]`, `{value}`), or a number typed along the keyboard's digit row.
 /// (`normalised` is `gold` as the grader normalises it.)
 fn is_placeholder(gold: &str, normalised: &str) -> bool {
     let trimmed = gold.trim();
     let bracketed = [('<', '>'), ('[', ']'), ('{', '}')]
         .iter()
         .any(|(open, close)| trimmed.starts_with(*open) && trimmed.ends_with(*close));
-    bracketed || {
+    bracketed || normalised.split_whitespace().any(is_digit_run) || {
         let words = normalised.split_whitespace().collect::<Vec<_>>().join(" ");
         PLACEHOLDER_GOLDS.contains(&words.as_str())
     }
+}
+
+/// Fewest digits of a number that reads as typed along the digit row rather than as a value.
+const DIGIT_RUN_MIN: usize = 6;
+
+/// `123456`, `12345678901234567890`, `987654`: each digit one up (after 9, 0) or each one
+/// down from the last, as a model fills in an id it does not have.
+fn is_digit_run(token: &str) -> bool {
+    let digits: Vec<u8> = token.bytes().collect();
+    if digits.len() < DIGIT_RUN_MIN || !digits.iter().all(u8::is_ascii_digit) {
+        return false;
+    }
+    let steps = |step: u8| {
+        digits
+            .windows(2)
+            .all(|pair| (pair[0] - b'0' + step) % 10 == pair[1] - b'0')
+    };
+    steps(1) || steps(9)
 }
 
 /// After normalisation only single letters are left (`N/A` → `n a`, `C`): a substring that

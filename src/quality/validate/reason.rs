@@ -179,7 +179,8 @@ impl Reason {
             Reason::EmptyGolds => "`golds` is an empty list",
             Reason::GoldBlank => "a gold has no letter or digit, so it would match any answer",
             Reason::GoldPlaceholder => {
-                "a gold is a placeholder (`TBD`, `N/A`, `unknown`, `see above`, `<answer>`)"
+                "a gold is a placeholder (`TBD`, `N/A`, `unknown`, `see above`, `<answer>`, \
+                 a digit run such as `123456`)"
             }
             Reason::GoldTooShort => {
                 "a gold normalises to single letters (`n a`, `c`), which almost any answer contains; \
@@ -211,8 +212,8 @@ impl Reason {
                  `Source A:`, `## Title`, `1.` …)"
             }
             Reason::SnippetLabels => {
-                "the snippets' ordinals do not run in order, only some carry one, or a snippet \
-                 has no body"
+                "the snippets' ordinals do not run in order, only some carry one, a snippet has \
+                 no body, or two snippets say the same thing word for word"
             }
             Reason::TurnStructure => {
                 "the dialog is not between exactly two labelled speakers, or the asking side (the \

@@ -269,6 +269,7 @@ pub fn parse<'p>(context: &'p str, rules: &Rules) -> Result<Vec<Snippet<'p>>, Re
     }
     check_ordinals(&own, &scheme)?;
     let mut snippets = Vec::new();
+    let mut texts: Vec<String> = Vec::new();
     for (index, label) in own.iter().enumerate() {
         let end = own.get(index + 1).map_or(context.len(), |next| next.start);
         let body = context.get(label.content_start..end).unwrap_or_default();
@@ -287,12 +288,34 @@ pub fn parse<'p>(context: &'p str, rules: &Rules) -> Result<Vec<Snippet<'p>>, Re
                 ),
             );
         }
+        if let Some(earlier) = texts.iter().position(|t| *t == text_of(body)) {
+            return reject(
+                Reason::SnippetLabels,
+                format!(
+                    "snippets {} and {} ({shown:?}) say the same thing word for word: one source shown twice",
+                    earlier + 1,
+                    index + 1
+                ),
+            );
+        }
+        texts.push(text_of(body));
         snippets.push(Snippet {
             label: shown,
             body_words,
         });
     }
     Ok(snippets)
+}
+
+/// What a snippet's body says, as the grader reads text: below its title line when it has one
+/// (`[Doc 3] Claims system, 2024` over the text), else the whole body.
+fn text_of(body: &str) -> String {
+    let body = body.trim();
+    let text = match body.split_once('\n') {
+        Some((_, below)) if !below.trim().is_empty() => below,
+        _ => body,
+    };
+    crate::quality::grade::norm(text)
 }
 
 /// Labels that carry ordinals run 1, 2, 3… (or A, B, C…, or I, II, III…); a scheme's labels
@@ -351,10 +374,12 @@ mod tests {
 
     const BODY: &str = "Audit logs are kept for 400 days in the EU cluster.";
 
+    /// `labels`, each over a body of its own (snippets that say the same thing are rejected).
     fn with(labels: &[&str], separator: &str) -> String {
         labels
             .iter()
-            .map(|l| format!("{l}{separator}{BODY}"))
+            .enumerate()
+            .map(|(n, l)| format!("{l}{separator}{BODY} Revision {n}."))
             .collect::<Vec<_>>()
             .join("\n\n")
     }
@@ -430,7 +455,7 @@ mod tests {
     #[test]
     fn the_first_recurring_scheme_wins_over_lists_inside_bodies() {
         let context = format!(
-            "[Doc 1] Steps\n1. Open settings\n2. Save\n\n[Doc 2] {BODY}\n\n[Doc 3] {BODY}\n\n[Doc 4] {BODY}"
+            "[Doc 1] Steps\n1. Open settings\n2. Save\n\n[Doc 2] {BODY}\n\n[Doc 3] Backups run nightly at two.\n\n[Doc 4] Archives move to cold storage."
         );
         assert_eq!(
             labels(&context).unwrap(),

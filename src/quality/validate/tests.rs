@@ -711,6 +711,51 @@ fn snippet_labels() {
     );
 }
 
+/// Two multi_document_qa replies of the 1.5B author (seed 20261129, a top-up round) that passed
+/// the gate and the panel: the second repeats two snippets whole, the first a snippet's text
+/// under another year.
+#[test]
+fn snippets_that_say_the_same_thing_word_for_word_are_one_source_shown_twice() {
+    let repeated_whole = "[Doc 1] DevOps team meeting notes, 14 April\nThe team discussed the deployment of a new cloud platform. The team agreed to use AWS for the first phase, but is considering Azure for the second phase. The team is also considering using Kubernetes for the third phase.\n\n[Doc 2] Cloud platform sizing note\nThe cloud platform is growing from 10 to 15 nodes in February; each node has 20 GB of RAM and the replication factor stays at 3.\n\n[Doc 3] DevOps team meeting notes, 21 April\nThe team discussed the deployment of a new cloud platform. The team agreed to use AWS for the first phase, but is considering Azure for the second phase. The team is also considering using Kubernetes for the third phase.\n\n[Doc 4] Cloud platform sizing note\nThe cloud platform is growing from 10 to 15 nodes in February; each node has 20 GB of RAM and the replication factor stays at 3.\n\nQuestion: How many nodes does the cloud platform have?";
+    let retitled = "[Doc 1] Insurance claims processing system (approved)\nClaim processing is a critical function for insurance companies. It involves managing claims from policyholders, investigating claims, and resolving disputes. The system should be able to handle claims from various sources, including online forms, phone calls, and email.\n\n[Doc 2] Insurance claims processing system, 2023\nThe system has been in use since 2023 and has been receiving regular updates to improve its efficiency and accuracy. The system has been tested extensively and is currently running smoothly.\n\n[Doc 3] Insurance claims processing system, 2024\nThe system has been updated with new features to improve its ability to handle complex claims. The system has been tested extensively and is currently running smoothly.\n\n[Doc 4] Insurance claims processing system, 2025\nThe system has been updated with new features to improve its ability to handle complex claims. The system has been tested extensively and is currently running smoothly.\n\nQuestion: What is the system's current status?";
+    for (prompt, gold, pair) in [
+        (repeated_whole, "15", "snippets 1 and 3"),
+        (retitled, "running smoothly", "snippets 3 and 4"),
+    ] {
+        let fields = item(prompt, &[gold]);
+        let rejection =
+            check_item(Category::MultiDocumentQa, fields, &Rules::default()).expect_err(prompt);
+        assert_eq!(rejection.reason, Reason::SnippetLabels, "{rejection}");
+        assert!(rejection.detail.starts_with(pair), "{rejection}");
+    }
+    let same_title = SNIPPETS.replace("[Doc 4] Archive\n", "[Doc 4] Backups\n");
+    assert_eq!(
+        outcome(Category::MultiDocumentQa, &item(&same_title, &["400 days"])),
+        "ok",
+        "snippets that share a title but not their text are distinct"
+    );
+}
+
+/// A multi_document_qa reply of the 1.5B author (seed 20261129, a top-up round) that passed
+/// the gate and the panel: its policy number is typed along the digit row.
+#[test]
+fn a_gold_typed_along_the_digit_row_is_a_placeholder() {
+    let prompt = "[Doc 1] Insurance policy details, 2023\nThe policy number is 12345678901234567890. The policy type is auto insurance. The policy effective date is 1 January 2023. The policy expiration date is 31 December 2023.\n\n[Doc 2] Insurance claims, 2023\nA claim was filed for the auto insurance policy with the policy number 12345678901234567890. The claim amount is $5000. The claim date is 15 January 2023.\n\n[Doc 3] Insurance policy history, 2023\nThe policy history shows that the policy was renewed on 15 January 2023 for an additional year. The policy was renewed on 15 January 2023 for an additional year. The policy was renewed on 15 January 2023 for an additional year.\n\n[Doc 4] Insurance policy cancellation, 2023\nThe policy was canceled on 15 January 2023 for non-payment.\n\nQuestion: What is the policy number of the auto insurance policy?";
+    assert_eq!(
+        outcome(
+            Category::MultiDocumentQa,
+            &item(prompt, &["12345678901234567890"])
+        ),
+        "gold_placeholder"
+    );
+    for run in ["123456", "987654", "7890123", "PN-234567"] {
+        assert_eq!(golds_outcome(&[run]), "gold_placeholder", "{run}");
+    }
+    for value in ["12345", "124567", "2024", "1,234,567", "135791"] {
+        assert_eq!(golds_outcome(&[value]), "ok", "{value}");
+    }
+}
+
 #[test]
 fn turn_structure() {
     let ends_on_agent = format!("{DIALOG}\nAgent: Borealis has 40 seats.");
