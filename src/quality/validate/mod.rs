@@ -314,6 +314,9 @@ pub fn check_item(
     let mut variants = golds::check(category, &item.golds, rules)?;
     let parts = structure_of(category, &reading, prompt, rules)?;
     question::check_single_ask(parts.question)?;
+    if matches!(category, Category::SimpleFactual | Category::BloatedFactual) {
+        question::check_particular(parts.question)?;
+    }
     if let Some(context) = parts.context {
         golds::check_subjects(&item.golds, &variants, context, context_name(category))?;
     }

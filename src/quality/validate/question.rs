@@ -361,6 +361,23 @@ pub fn check_single_ask(question: &str) -> Result<(), Rejection> {
     }
 }
 
+/// A question without context must ask about a particular thing: "a typical database system"
+/// is none, so its "maximum CSV file size" is whatever the author made up.
+pub fn check_particular(question: &str) -> Result<(), Rejection> {
+    let normalised = norm(question);
+    let words: Vec<&str> = normalised.split_whitespace().collect();
+    match words.windows(2).find(|pair| *pair == ["a", "typical"]) {
+        Some(_) => reject(
+            Reason::QuestionGeneric,
+            format!(
+                "the question {} asks about \"a typical\" thing, which has no single answer",
+                quote(question)
+            ),
+        ),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -48,6 +48,7 @@ pub enum Reason {
     TurnStructure,
     MemoryBlock,
     TwoQuestions,
+    QuestionGeneric,
     GoldUnitMismatch,
     GoldReservedWord,
     GoldInPrompt,
@@ -95,6 +96,7 @@ impl Reason {
             Reason::TurnStructure,
             Reason::MemoryBlock,
             Reason::TwoQuestions,
+            Reason::QuestionGeneric,
             Reason::GoldUnitMismatch,
             Reason::GoldReservedWord,
             Reason::GoldInPrompt,
@@ -136,6 +138,7 @@ impl Reason {
             Reason::TurnStructure => "turn_structure",
             Reason::MemoryBlock => "memory_block",
             Reason::TwoQuestions => "two_questions",
+            Reason::QuestionGeneric => "question_generic",
             Reason::GoldUnitMismatch => "gold_unit_mismatch",
             Reason::GoldReservedWord => "gold_reserved_word",
             Reason::GoldInPrompt => "gold_in_prompt",
@@ -223,6 +226,10 @@ impl Reason {
             Reason::MemoryBlock => {
                 "not the allowed number of stored facts (lines of a facts block, or sentences) \
                  before the question"
+            }
+            Reason::QuestionGeneric => {
+                "a factual question without context asks about \"a typical\" thing, which is no \
+                 particular thing and has no single answer"
             }
             Reason::TwoQuestions => {
                 "the question asks two things, joined by `and` and a question word (`Which \

@@ -756,6 +756,38 @@ fn a_gold_typed_along_the_digit_row_is_a_placeholder() {
     }
 }
 
+/// Two simple_factual replies of the 1.5B author (seed 20261129, a top-up round) that passed
+/// the gate, and the panel with the author's own answer: each asks about "a typical" system.
+#[test]
+fn a_factual_question_about_a_typical_thing_is_generic() {
+    for (prompt, gold) in [
+        (
+            "What is the maximum size of a CSV file that can be processed by a typical database system?",
+            "100MB",
+        ),
+        (
+            "What is the maximum number of transactions that can be processed per second by a typical bank transaction processing system?",
+            "1000",
+        ),
+    ] {
+        assert_eq!(
+            outcome(Category::SimpleFactual, &item(prompt, &[gold])),
+            "question_generic",
+            "{prompt}"
+        );
+    }
+    for prompt in [
+        "Which TCP port does SSH typically listen on by default?",
+        "What is the default port for SIP signalling over TLS (sips: URIs) under RFC 3261?",
+    ] {
+        assert_eq!(
+            outcome(Category::SimpleFactual, &item(prompt, &["5061"])),
+            "ok",
+            "{prompt}"
+        );
+    }
+}
+
 #[test]
 fn turn_structure() {
     let ends_on_agent = format!("{DIALOG}\nAgent: Borealis has 40 seats.");
