@@ -22,7 +22,7 @@ use crate::util::jsonl;
 use crate::util::parallel;
 use crate::util::seeded;
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// One round's authoring requests, by category.
 pub type Plan = BTreeMap<Category, Slice>;
@@ -67,6 +67,26 @@ pub struct TemplateExamples {
     /// standard and the board's decision,`): an item whose question opens with it has written
     /// its context to fit the example's frame.
     opening_clauses: BTreeMap<Category, Vec<Vec<String>>>,
+    /// The golds of each example, as the grader reads them: an item whose golds hold every one
+    /// of an example's has kept the example's answer, the topic the template says not to reuse.
+    golds: BTreeMap<Category, Vec<BTreeSet<String>>>,
+}
+
+/// Fewest distinct golds an example has for keeping them all to mark a copy: one short gold
+/// (`12`) is too common an answer to tell.
+const MIN_EXAMPLE_GOLDS: usize = 2;
+
+/// `golds` as the grader reads them, each once.
+fn graded_golds<S: AsRef<str>>(golds: &[S]) -> BTreeSet<String> {
+    golds
+        .iter()
+        .map(|gold| {
+            crate::quality::grade::norm(gold.as_ref())
+                .trim()
+                .to_string()
+        })
+        .filter(|gold| !gold.is_empty())
+        .collect()
 }
 
 /// Fewest of its example's facts a memory block repeats, all of them but one at most, to be a
@@ -102,8 +122,16 @@ impl TemplateExamples {
         let mut stored_facts = BTreeMap::new();
         let mut stored_keys = BTreeMap::new();
         let mut opening_clauses = BTreeMap::new();
+        let mut golds = BTreeMap::new();
         for (category, template) in &templates.categories {
             let prompts = template.example_prompts();
+            let answers: Vec<BTreeSet<String>> = template
+                .example_golds()
+                .iter()
+                .map(|g| graded_golds(g))
+                .filter(|g| g.len() >= MIN_EXAMPLE_GOLDS)
+                .collect();
+            golds.insert(*category, answers);
             if category.is_memory() {
                 let facts = prompts.iter().map(|p| validate::stored_facts(p)).collect();
                 stored_facts.insert(*category, facts);
@@ -132,10 +160,11 @@ impl TemplateExamples {
             stored_facts,
             stored_keys,
             opening_clauses,
+            golds,
         })
     }
 
-    fn check(&self, category: Category, prompt: &str) -> Result<(), Rejection> {
+    fn check(&self, category: Category, prompt: &str, golds: &[String]) -> Result<(), Rejection> {
         let example = crate::stages::templates::example_item_name(category);
         let copied = |detail: String| {
             Err(Rejection {
@@ -168,6 +197,18 @@ impl TemplateExamples {
                     "the question is a near duplicate (similarity {similarity:.2}) of the question of {example}"
                 ),
             });
+        }
+        let graded = graded_golds(golds);
+        if let Some(theirs) = self
+            .golds
+            .get(&category)
+            .and_then(|examples| examples.iter().find(|theirs| theirs.is_subset(&graded)))
+        {
+            let theirs: Vec<&str> = theirs.iter().map(String::as_str).collect();
+            return copied(format!(
+                "the golds hold every gold of {example} ({}): its answer, and so its topic",
+                theirs.join(", ")
+            ));
         }
         let clause = asked.map(opening_clause).unwrap_or_default();
         if let Some((theirs, changed)) = self.opening_clauses.get(&category).and_then(|examples| {
@@ -594,7 +635,7 @@ fn parse_request(
         let id = format!("{}.r{}.{:04}.{k}", r.category, r.round, r.index);
         let checked = validate::fields_from_value(r.category, value).and_then(|fields| {
             let kept = validate::check_item(r.category, fields, rules)?;
-            examples.check(r.category, &kept.item.prompt)?;
+            examples.check(r.category, &kept.item.prompt, &kept.item.golds)?;
             Ok(kept)
         });
         let item = match checked {
@@ -1014,6 +1055,10 @@ mod tests {
     }
 
     /// The example items of the bundled templates in `prompts/`.
+    fn strings(values: &[&str]) -> Vec<String> {
+        values.iter().map(|v| v.to_string()).collect()
+    }
+
     fn bundled_examples() -> TemplateExamples {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let templates = Templates::load(&root.join("prompts")).unwrap();
@@ -1034,7 +1079,7 @@ mod tests {
             "After how long without activity is a signed-in session closed?",
             "How long does the clinic keep its audit logs?",
         ] {
-            let copy = examples.check(Category::MemoryRecall, &format!("{block}{question}"));
+            let copy = examples.check(Category::MemoryRecall, &format!("{block}{question}"), &[]);
             let detail = copy.map_err(|r| (r.reason, r.detail));
             assert!(
                 matches!(&detail, Err((Reason::CopiesTemplateExample, d))
@@ -1048,14 +1093,14 @@ mod tests {
             Question: What is the latest time adjustments can be sent for the next payout?";
         assert_eq!(
             examples
-                .check(Category::MemoryUpdate, update)
+                .check(Category::MemoryUpdate, update, &[])
                 .map_err(|r| r.reason),
             Err(Reason::CopiesTemplateExample)
         );
         let own = "Memory:\n- fleet: Northgate Couriers (regional depot)\n- telematics_vendor: \
             Samsara\n- gps_report_interval: 30 seconds\n- idle_alert_after: 10 minutes\n\
             - data_retention: 13 months\n\nQuestion: How long is telematics data kept?";
-        assert_eq!(examples.check(Category::MemoryRecall, own), Ok(()));
+        assert_eq!(examples.check(Category::MemoryRecall, own, &[]), Ok(()));
     }
 
     /// An item the 1.5B author wrote in a measured main job, which the panel passed: the
@@ -1069,7 +1114,7 @@ mod tests {
             Question: A new customer signed up to this tenant last week. How long does their \
             session need to be active before they must enrol a second authentication factor?";
         let detail = examples
-            .check(Category::MemoryRecall, refilled)
+            .check(Category::MemoryRecall, refilled, &[])
             .map_err(|r| (r.reason, r.detail));
         assert!(
             matches!(&detail, Err((Reason::CopiesTemplateExample, d))
@@ -1080,7 +1125,10 @@ mod tests {
             - storage_size: 1000 GB\n- region: us-east-1\n- backup_region: us-west-2\n\
             - billing_frequency: monthly\n\nQuestion: What is the storage size of the Data \
             Warehouse instance?";
-        assert_eq!(examples.check(Category::MemoryRecall, own_keys), Ok(()));
+        assert_eq!(
+            examples.check(Category::MemoryRecall, own_keys, &[]),
+            Ok(())
+        );
     }
 
     /// Two items the 1.5B author wrote in a measured main job (and the panel passed): each
@@ -1095,7 +1143,7 @@ mod tests {
         ];
         for (category, prompt) in retold {
             let detail = examples
-                .check(category, prompt)
+                .check(category, prompt, &[])
                 .map_err(|r| (r.reason, r.detail));
             assert!(
                 matches!(&detail, Err((Reason::CopiesTemplateExample, d)) if d.contains("question")),
@@ -1108,7 +1156,7 @@ mod tests {
             "Which team owns the alert on total database connections?",
         );
         assert_eq!(
-            examples.check(Category::LongDocumentQa, &own_question),
+            examples.check(Category::LongDocumentQa, &own_question, &[]),
             Ok(())
         );
     }
@@ -1131,7 +1179,7 @@ mod tests {
         ];
         for prompt in &framed {
             let detail = examples
-                .check(Category::MultiDocumentQa, prompt)
+                .check(Category::MultiDocumentQa, prompt, &[])
                 .map_err(|r| (r.reason, r.detail));
             assert!(
                 matches!(&detail, Err((Reason::CopiesTemplateExample, d))
@@ -1153,7 +1201,7 @@ mod tests {
             );
             assert_ne!(prompt, FRAMED_RETENTION);
             assert_eq!(
-                examples.check(Category::MultiDocumentQa, &prompt),
+                examples.check(Category::MultiDocumentQa, &prompt, &[]),
                 Ok(()),
                 "{own}"
             );
@@ -1168,7 +1216,7 @@ mod tests {
     fn a_code_item_that_keeps_its_template_examples_question_is_a_copy() {
         let examples = bundled_examples();
         let detail = examples
-            .check(Category::TechnicalCode, RETOLD_TIMEOUT)
+            .check(Category::TechnicalCode, RETOLD_TIMEOUT, &[])
             .map_err(|r| (r.reason, r.detail));
         assert!(
             matches!(&detail, Err((Reason::CopiesTemplateExample, d)) if d.contains("question")),
@@ -1181,8 +1229,42 @@ mod tests {
         );
         assert_ne!(own_question, RETOLD_TIMEOUT);
         assert_eq!(
-            examples.check(Category::TechnicalCode, &own_question),
+            examples.check(Category::TechnicalCode, &own_question, &[]),
             Ok(())
+        );
+    }
+
+    /// Two technical_code items the 1.5B author wrote at temperature 0.3 (seed 20261206), which
+    /// the gate and the panel passed: each keeps the example's timeout answer, golds and all,
+    /// under a question that words it its own way.
+    const KEPT_ANSWERS: [&str; 2] = [
+        "Our logistics team (Go 1.21, gRPC 1.42) is having trouble with our order tracking system. The API returns a 500 error when we try to retrieve an order:\n\n    func getOrder(id string) (*Order, error) {\n        ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)\n        defer cancel()\n        resp, err := client.OrderService.Order(ctx, &OrderRequest{Id: id})\n        if err != nil {\n            return nil, err\n        }\n        return resp.Order, nil\n    }\n\nWhat keyword argument must be added to the gRPC client call to make it give up instead of waiting indefinitely?",
+        "A sales representative (Python 3.11, requests 2.31) is trying to send an email to a customer but the email server is down. The sales representative logs an error message:\n\n    requests.exceptions.ConnectionError: HTTPConnectionPool(host='smtp.example.com', port=587): Failed to establish a new connection: [Errno 110] Connection timed out\n\nWhat keyword argument must be added to the requests.get call to handle this error?",
+    ];
+
+    #[test]
+    fn an_item_that_keeps_its_template_examples_golds_is_a_copy() {
+        let examples = bundled_examples();
+        let golds = strings(&["timeout", "timeout=", "timeout argument"]);
+        for prompt in KEPT_ANSWERS {
+            assert_eq!(
+                examples.check(Category::TechnicalCode, prompt, &[]),
+                Ok(()),
+                "the prompt alone is not a copy: {prompt}"
+            );
+            let detail = examples
+                .check(Category::TechnicalCode, prompt, &golds)
+                .map_err(|r| (r.reason, r.detail));
+            assert!(
+                matches!(&detail, Err((Reason::CopiesTemplateExample, d)) if d.contains("golds")),
+                "{detail:?}"
+            );
+        }
+        let one_of_them = strings(&["timeout", "read timeout"]);
+        assert_eq!(
+            examples.check(Category::TechnicalCode, KEPT_ANSWERS[0], &one_of_them),
+            Ok(()),
+            "a gold the example also has is not its answer kept whole"
         );
     }
 

@@ -42,6 +42,21 @@ impl Template {
         example_prompts(&self.text)
     }
 
+    /// The golds of the example items this template shows, in their order.
+    pub fn example_golds(&self) -> Vec<Vec<String>> {
+        example_items(&self.text)
+            .into_iter()
+            .map(|item| {
+                let golds = item.get("golds").and_then(serde_json::Value::as_array);
+                golds
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|gold| gold.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .collect()
+    }
+
     pub fn load(
         path: &Path,
         required: &[&str],
@@ -196,7 +211,16 @@ impl Templates {
 /// `json` block that is a JSON object with a `"prompt"` string. A model that copies one has
 /// written nothing new, and the example is public in the repository.
 pub fn example_prompts(template: &str) -> Vec<String> {
-    let mut prompts = Vec::new();
+    example_items(template)
+        .into_iter()
+        .filter_map(|item| item.get("prompt")?.as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The example items of a category template: every line inside a fenced `json` block that is a
+/// JSON object with a `"prompt"` string.
+fn example_items(template: &str) -> Vec<serde_json::Map<String, serde_json::Value>> {
+    let mut items = Vec::new();
     let mut in_json_fence = false;
     for line in template.lines() {
         let trimmed = line.trim();
@@ -208,12 +232,12 @@ pub fn example_prompts(template: &str) -> Vec<String> {
             continue;
         }
         if let Ok(serde_json::Value::Object(item)) = serde_json::from_str(trimmed) {
-            if let Some(serde_json::Value::String(prompt)) = item.get("prompt") {
-                prompts.push(prompt.clone());
+            if item.get("prompt").is_some_and(serde_json::Value::is_string) {
+                items.push(item);
             }
         }
     }
-    prompts
+    items
 }
 
 #[cfg(test)]

@@ -267,9 +267,10 @@ impl Reason {
             Reason::CopiesTemplateExample => {
                 "the prompt copies its category template's example item: the same or a near \
                  duplicate prompt by the release's dedup rule (`assemble.near_dup_threshold`), a \
-                 context or code item that keeps the example's question (the same or a near duplicate \
-                 question) or its opening clause (3 in 4 words in place), or a memory item's facts block repeats all of the example's stored \
-                 facts but one at most (at least three) or all its keys"
+                 context or code item that keeps the example's question (or a near duplicate) or \
+                 its opening clause (3 in 4 words in place), a memory item's facts block repeats \
+                 all of the example's stored facts but one at most (at least three) or all its \
+                 keys, or the golds hold all of the example's (two or more)"
             }
             Reason::NotBloated => "a bloated prompt is too short compared to its plain twin",
             Reason::GoldVariantDropped => {
