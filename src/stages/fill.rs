@@ -565,4 +565,28 @@ mod tests {
             "{hopeless}"
         );
     }
+
+    #[test]
+    fn the_dry_run_predicts_top_ups_cut_to_their_request_limit() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let templates = Templates::load(&root.join("prompts")).expect("templates");
+        let sets = [
+            "author.prior_survival=0.5".to_string(),
+            "author.max_topup_requests=7".to_string(),
+        ];
+        let config = Config::load(&root.join("pipeline.toml"), &sets).expect("config");
+        let repair = super::super::plan::repair(&config, templates.verify.text());
+        let predicted = predict(&config, &templates, &repair, None);
+        assert!(
+            predicted.contains("round 1: 7 authoring request(s)"),
+            "{predicted}"
+        );
+        assert!(!predicted.contains("round 2:"), "{predicted}");
+        assert!(
+            predicted.contains(
+                "still short once the top-up rounds sent the 7 request(s) author.max_topup_requests allows"
+            ),
+            "{predicted}"
+        );
+    }
 }
