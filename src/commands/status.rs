@@ -14,7 +14,9 @@ use std::process::ExitCode;
 pub fn run(config: &Config, out_dir: &Path, printer: &Printer) -> Result<ExitCode> {
     let state = StateDir::new(out_dir);
     let journals = Journal::load_all(&state.journal_dir())?;
-    if journals.is_empty() {
+    let cache = crate::runner::cache::Cache::open(&state.cache())?;
+    let loop_lines = loop_status(config, out_dir)?;
+    if journals.is_empty() && cache.is_empty() && loop_lines.is_empty() {
         printer.out(format!(
             "{}: no jobs yet (run `saseval-gen author` or `saseval-gen run`)",
             out_dir.display()
@@ -26,6 +28,14 @@ pub fn run(config: &Config, out_dir: &Path, printer: &Printer) -> Result<ExitCod
         out_dir.display(),
         config.api.provider
     )];
+    if journals.is_empty() {
+        // The local and online backends compute or send each request directly: they journal no
+        // batch or file, and their results are the cache's.
+        lines.push(
+            "jobs: none journaled (no batch or export file); the results are in the response cache"
+                .into(),
+        );
+    }
     for journal in &journals {
         lines.push(format!("job {}:", journal.job));
         for sub in &journal.submissions {
@@ -55,7 +65,6 @@ pub fn run(config: &Config, out_dir: &Path, printer: &Printer) -> Result<ExitCod
             ));
         }
     }
-    let cache = crate::runner::cache::Cache::open(&state.cache())?;
     if let Some(line) = cache.torn_line() {
         printer.warn(format!(
             "{}: cut off its torn last line {line}, left by a crash; a re-run collects that outcome again",
@@ -63,7 +72,7 @@ pub fn run(config: &Config, out_dir: &Path, printer: &Printer) -> Result<ExitCod
         ));
     }
     lines.push(format!("response cache: {} result(s)", cache.len()));
-    lines.extend(loop_status(config, out_dir)?);
+    lines.extend(loop_lines);
     printer.out(lines.join("\n"));
     Ok(ExitCode::SUCCESS)
 }

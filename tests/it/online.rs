@@ -101,6 +101,18 @@ fn an_online_run_writes_a_verified_release_pays_each_request_once_and_a_rerun_se
         before,
         "a finished re-run makes no request"
     );
+    let status = world.run(&["status"]);
+    status.success();
+    assert!(
+        !status.stdout.contains("no jobs yet")
+            && status.stdout.contains("jobs: none journaled")
+            && status
+                .stdout
+                .contains(&format!("response cache: {} result(s)", cache.len()))
+            && status.stdout.contains("loop: round 0"),
+        "status of a finished online run:\n{}",
+        status.stdout
+    );
     bar.after();
 }
 
