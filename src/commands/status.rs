@@ -120,5 +120,11 @@ fn loop_status(config: &Config, out_dir: &Path) -> Result<Vec<String>> {
             standing.needed
         ));
     }
+    if out_dir.join(crate::release::files::MANIFEST).exists() {
+        lines.push(format!(
+            "  the loop has ended and the release is written ({}); to continue a short one, raise author.max_rounds and re-run",
+            crate::release::files::MANIFEST
+        ));
+    }
     Ok(lines)
 }

@@ -109,7 +109,10 @@ fn an_online_run_writes_a_verified_release_pays_each_request_once_and_a_rerun_se
             && status
                 .stdout
                 .contains(&format!("response cache: {} result(s)", cache.len()))
-            && status.stdout.contains("loop: round 0"),
+            && status.stdout.contains("loop: round 0")
+            && status
+                .stdout
+                .contains("the loop has ended and the release is written (manifest.json)"),
         "status of a finished online run:\n{}",
         status.stdout
     );
