@@ -1054,11 +1054,11 @@ mod tests {
         );
     }
 
-    /// The example items of the bundled templates in `prompts/`.
     fn strings(values: &[&str]) -> Vec<String> {
         values.iter().map(|v| v.to_string()).collect()
     }
 
+    /// The example items of the bundled templates in `prompts/`.
     fn bundled_examples() -> TemplateExamples {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let templates = Templates::load(&root.join("prompts")).unwrap();

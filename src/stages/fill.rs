@@ -212,18 +212,14 @@ fn next_round(config: &Config, plans: &[&Plan], round: usize, selection: &Select
             },
         );
     }
-    let wanted_more = !plan.is_empty();
-    let topup_limit = config.author.max_topup_requests;
-    if let Some(max) = topup_limit {
-        let left = max.saturating_sub(topup_requests(&plans[1..=round]));
-        plan = cut_to(plan, left, &survival_so_far);
-    }
+    let sent = topup_requests(&plans[1..=round]);
+    let (plan, limit_spent) = within_topup_limit(config, plan, sent, &survival_so_far);
     let decision = if categories.values().all(|s| s.survivors >= s.needed) {
         Decision::Full
-    } else if wanted_more && plan.is_empty() {
+    } else if limit_spent {
         Decision::Stop(format!(
             "The loop stopped: its top-up rounds sent the {} authoring request(s) author.max_topup_requests allows.",
-            topup_limit.unwrap_or_default()
+            config.author.max_topup_requests.unwrap_or_default()
         ))
     } else if plan.is_empty() {
         Decision::Stop(format!(
@@ -252,6 +248,23 @@ fn topup_requests(plans: &[&Plan]) -> usize {
         .flat_map(|plan| plan.values())
         .map(|slice| slice.requests)
         .sum()
+}
+
+/// `plan` within what `author.max_topup_requests` leaves after `sent` top-up requests, and
+/// whether the limit, not the need, left it empty.
+fn within_topup_limit(
+    config: &Config,
+    plan: Plan,
+    sent: usize,
+    survival_so_far: &BTreeMap<Category, f64>,
+) -> (Plan, bool) {
+    let Some(max) = config.author.max_topup_requests else {
+        return (plan, false);
+    };
+    let wanted = !plan.is_empty();
+    let cut = cut_to(plan, max.saturating_sub(sent), survival_so_far);
+    let spent = wanted && cut.is_empty();
+    (cut, spent)
 }
 
 /// `plan` cut to `left` requests: the categories that survived best so far come first, each
@@ -405,16 +418,16 @@ pub fn predict(
             checks_usd: 0.0,
         };
         for (category, slice) in &asks {
-            let requests = &slice.requests;
+            let requests = slice.requests;
             let items = requests * config.category(*category).items_per_request;
             round.requests += requests;
             round.items += items;
-            round.author_usd += *requests as f64 * request_usd[category];
+            round.author_usd += requests as f64 * request_usd[category];
             round.checks_usd += items as f64 * item_usd(*category);
             *survivors.entry(*category).or_default() += items as f64 * p;
         }
         rounds.push(round);
-        asks = Category::ALL
+        let wanted = Category::ALL
             .into_iter()
             .filter_map(|c| {
                 let have = survivors.get(&c).copied().unwrap_or(0.0).floor() as usize;
@@ -426,12 +439,8 @@ pub fn predict(
                 })
             })
             .collect();
-        if let Some(max) = config.author.max_topup_requests {
-            let sent: usize = rounds[1..].iter().map(|r| r.requests).sum();
-            let wanted = !asks.is_empty();
-            asks = cut_to(asks, max.saturating_sub(sent), &BTreeMap::new());
-            topups_spent = wanted && asks.is_empty();
-        }
+        let sent = rounds[1..].iter().map(|r| r.requests).sum();
+        (asks, topups_spent) = within_topup_limit(config, wanted, sent, &BTreeMap::new());
     }
     let mut lines = vec![format!(
         "run (the closed loop) predicted at a survival of {:.0}% (author.prior_survival) from what is asked to what the release can draw on:",

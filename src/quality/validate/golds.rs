@@ -141,7 +141,7 @@ const DIGIT_RUN_MIN: usize = 6;
 /// `123456`, `12345678901234567890`, `987654`: each digit one up (after 9, 0) or each one
 /// down from the last, as a model fills in an id it does not have.
 fn is_digit_run(token: &str) -> bool {
-    let digits: Vec<u8> = token.bytes().collect();
+    let digits = token.as_bytes();
     if digits.len() < DIGIT_RUN_MIN || !digits.iter().all(u8::is_ascii_digit) {
         return false;
     }

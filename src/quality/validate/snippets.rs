@@ -288,7 +288,8 @@ pub fn parse<'p>(context: &'p str, rules: &Rules) -> Result<Vec<Snippet<'p>>, Re
                 ),
             );
         }
-        if let Some(earlier) = texts.iter().position(|t| *t == text_of(body)) {
+        let text = text_of(body);
+        if let Some(earlier) = texts.iter().position(|t| *t == text) {
             return reject(
                 Reason::SnippetLabels,
                 format!(
@@ -298,7 +299,7 @@ pub fn parse<'p>(context: &'p str, rules: &Rules) -> Result<Vec<Snippet<'p>>, Re
                 ),
             );
         }
-        texts.push(text_of(body));
+        texts.push(text);
         snippets.push(Snippet {
             label: shown,
             body_words,
