@@ -845,6 +845,17 @@ pub fn drop_doubtful(
     (kept, dropped)
 }
 
+/// `golds` without each gold the grader reads exactly as an earlier one (`data warehouse` after
+/// `Data Warehouse`, `2023` four times): it grades no answer the earlier one does not, and a
+/// record that lists one answer twice reads as careless.
+pub fn without_repeats(golds: Vec<String>) -> Vec<String> {
+    let mut graded_as = std::collections::HashSet::new();
+    golds
+        .into_iter()
+        .filter(|gold| graded_as.insert(norm(gold)))
+        .collect()
+}
+
 /// A gold whose every number or code (`404`, `AAAA`, `KeyError`, `HTTP`) the prompt states as
 /// words of their own, so the prompt gives the answer away (`…returns a 404… Which HTTP status
 /// code…?` with `404` or `HTTP 404`). A gold without a number or code is left alone: a code

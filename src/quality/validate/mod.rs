@@ -326,7 +326,7 @@ pub fn check_item(
         golds::check_grounded(context, &item.golds, &mut variants, context_name(category));
     }
     let (kept, dropped) = golds::drop_doubtful(std::mem::take(&mut item.golds), variants);
-    item.golds = kept;
+    item.golds = golds::without_repeats(kept);
     match (layout(category).answer, parts.context) {
         (AnswerSource::Outside, _) if graded(prompt, &item.golds) => {
             return reject(

@@ -1108,3 +1108,51 @@ fn a_reserved_word_keyed_as_an_argument_is_rejected() {
         "ok"
     );
 }
+
+/// Two items of the main job's release (the 1.5B author, seed 20261129): each listed its key
+/// again in the same form, one of them four times.
+const STORED_DATABASE: &str = "Memory:\n- tenant: Data Hub (HIPAA workspace)\n- platform: \
+    Snowflake\n- database: Data Warehouse\n- user: admin\n- role: admin\n- access_level: full\n- \
+    data_retention: 10 years\n\nQuestion: What is the name of the database used by the admin user \
+    in the Data Hub tenant?";
+const LOGISTICS_START: &str = "[Doc 1] Logistics operations are scheduled to start in 2023.\n\
+    [Doc 2] Logistics team meeting notes, 10 April\nThe team discussed the logistics operations \
+    for the upcoming year, including the start date of 2023.\n[Doc 3] Proposal: logistics budget \
+    (approved)\nA proposal to increase the logistics budget by 10% was reviewed on 10 April and \
+    approved.\n[Doc 4] Logistics cluster sizing note\nThe logistics Kafka cluster grew from 10 to \
+    12 brokers in February; each broker has 4 TB of disk and the replication factor stays at \
+    3.\nQuestion: When do logistics operations start?";
+
+#[test]
+fn a_gold_the_grader_reads_as_an_earlier_one_is_left_out() {
+    let database = check_item(
+        Category::MemoryRecall,
+        memory(
+            STORED_DATABASE,
+            &["Data Warehouse", "data warehouse", "data warehouse"],
+            &["Data Warehouse"],
+            &[],
+        ),
+        &Rules::default(),
+    )
+    .expect("kept");
+    assert_eq!(database.item.golds, ["Data Warehouse"]);
+    assert!(
+        database.dropped.is_empty(),
+        "a repeat is no doubtful variant"
+    );
+    let start = check_item(
+        Category::MultiDocumentQa,
+        item(LOGISTICS_START, &["2023", "2023", "2023", "2023"]),
+        &Rules::default(),
+    )
+    .expect("kept");
+    assert_eq!(start.item.golds, ["2023"]);
+    let forms = check_item(
+        Category::MultiDocumentQa,
+        item(LOGISTICS_START, &["2023", "in 2023", "2023"]),
+        &Rules::default(),
+    )
+    .expect("kept");
+    assert_eq!(forms.item.golds, ["2023", "in 2023"], "another form stays");
+}
