@@ -1,5 +1,6 @@
 //! The card's grading function, the single definition every validation rule and check uses:
-//! lower-case, every char outside `[a-z0-9 ]` becomes a space, then substring match of any gold.
+//! lower-case, every char outside `[a-z0-9 ]` becomes a space, then substring match of any gold;
+//! and the audit's reading of whether an answer gives a gold at all (whole words).
 
 /// `re.sub(r"[^a-z0-9 ]", " ", t.lower())` from the card. Python's `lower()` maps non-ASCII
 /// letters to lower-case letters that are still outside `[a-z0-9 ]`, so each becomes one space.
@@ -30,6 +31,25 @@ pub fn graded<S: AsRef<str>>(answer: &str, golds: &[S]) -> bool {
     golds.iter().any(|g| answer.contains(&norm(g.as_ref())))
 }
 
+/// True when some gold, normalised, stands in the normalised answer as whole words: where the
+/// grader finds it and neither end of the find cuts a word. The grader also credits a gold inside
+/// a longer word (`error` in `errors='ignore'`, `region` in `regionName`, `2 days` in `12 days`),
+/// but such an answer names another argument or another duration.
+pub fn states<S: AsRef<str>>(answer: &str, golds: &[S]) -> bool {
+    let answer = norm(answer);
+    let bytes = answer.as_bytes();
+    golds.iter().any(|gold| {
+        let gold = norm(gold.as_ref());
+        !gold.trim().is_empty()
+            && answer.match_indices(&gold).any(|(start, found)| {
+                let end = start + found.len();
+                let opens = gold.starts_with(' ') || start == 0 || bytes[start - 1] == b' ';
+                let closes = gold.ends_with(' ') || end == bytes.len() || bytes[end] == b' ';
+                opens && closes
+            })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -47,5 +67,27 @@ mod tests {
         assert!(graded("The minimum is version 1.25 now.", &["1.25"]));
         assert!(!graded("The minimum is 1.22.", &["1.25", "version 1.25"]));
         assert!(graded("US-EAST-1", &["us east 1"]));
+    }
+
+    #[test]
+    fn states_is_graded_without_cutting_a_word() {
+        assert!(states(
+            "BigQuery's current data access setting is private.",
+            &["private"]
+        ));
+        assert!(states("$600 per user per month", &["$600"]));
+        assert!(states("`timeout=10`", &["timeout"]));
+        assert!(states("2 days", &["2 days"]));
+        assert!(!states("`errors='ignore'`", &["error", "error="]));
+        assert!(!states(
+            "With the `regionName` argument",
+            &["region", "region="]
+        ));
+        assert!(!states("12 days", &["2 days"]));
+        assert!(!states("2 daysless", &["2 days"]));
+        assert!(
+            !states("anything", &["", "  "]),
+            "a blank gold states nothing"
+        );
     }
 }

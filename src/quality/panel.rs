@@ -1,13 +1,15 @@
 //! The audit panel's verdict on an item. The SAS protocol grades a frozen panel's answers against
 //! `golds` with the card's substring grader, so a key that no careful model reaches (a
 //! distractor of its own context, the wrong one of two values, a format natural answers do not
-//! match) makes the benchmark wrong in a way no text rule can see. Here each panel answer is
-//! graded as the protocol will grade it; a numeric key the panel reaches only under the repair
-//! stage's numeric compare gets the surface variants that make those answers grade; an item
-//! answered correctly without its context does not test context handling; and a gold set that
-//! grades answers to other questions correct is too lenient.
+//! match) makes the benchmark wrong in a way no text rule can see. Here an answer reaches a key
+//! that is not a number when it states a gold as whole words, as the grader reads them (the
+//! grader also credits `error` inside `errors`, which names another argument); a numeric key the
+//! panel reaches only under the repair stage's numeric compare gets the surface variants that
+//! make those answers grade; an item answered correctly without its context does not test
+//! context handling; and a gold set that grades answers to other questions correct is too
+//! lenient.
 
-use crate::quality::grade::{graded, norm};
+use crate::quality::grade::{graded, norm, states};
 use crate::quality::numeric::{self, Quantity};
 use crate::stages::item::{Candidate, Category};
 use crate::stages::reply;
@@ -80,7 +82,7 @@ pub struct PanelAnswer {
     /// Why there is no answer (a failed request, a reply without content).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// The card's grader counts the answer correct.
+    /// The answer reaches the key ([`reaches`]), which the card's grader then counts correct.
     pub correct: bool,
     /// Numeric items: the number the answer means agrees with the key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -125,19 +127,30 @@ pub fn grade(item: &Candidate, model: &str, reply: Result<&str, String>) -> Pane
     });
     PanelAnswer {
         model: model.to_string(),
-        correct: graded(&text, &item.golds),
+        correct: reaches(item, &text),
         answer: Some(text),
         error: None,
         numeric,
     }
 }
 
+/// Whether `answer` gives `item`'s key. A numeric key is reached as the grader finds it, since
+/// its answers are also compared by the number they mean and `1,234.5` stands inside a correct
+/// `$1,234.50`; any other key must be stated as whole words ([`states`]).
+fn reaches(item: &Candidate, answer: &str) -> bool {
+    if item.category.is_numeric() {
+        graded(answer, &item.golds)
+    } else {
+        states(answer, &item.golds)
+    }
+}
+
 /// What the audit decided about one item.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
-    /// Panel answers the grader counts correct (after any added variants).
+    /// Panel answers that reach the key (after any added variants).
     pub correct: usize,
-    /// Context-probe answers the grader counts correct, when the item was probed.
+    /// Context-probe answers that reach the key, when the item was probed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe_correct: Option<usize>,
     /// Surface variants of the numeric key added so that correct answers grade (not a repair:
@@ -213,7 +226,7 @@ fn count_correct(answers: &[PanelAnswer]) -> usize {
 }
 
 /// The canonical forms of the key's value that are not yet golds, when with them at least
-/// `min_correct` answers grade correct and none of them gives the answer away in the prompt.
+/// `min_correct` answers reach the key and none of them gives the answer away in the prompt.
 fn variants_that_grade(
     item: &Candidate,
     answers: &[PanelAnswer],
@@ -346,6 +359,49 @@ mod tests {
         let mut got = answers(&doc, &["400 days.", "They are kept 400 days", "90 days"]);
         let verdict = judge(&mut doc, &mut got, None, 2);
         assert_eq!((verdict.correct, verdict.passed()), (2, true));
+    }
+
+    /// Two items of the main job (the 1.5B author; seeds 20261205 and 20261129) with their
+    /// panel's real answers: a code key reached only inside a longer argument name, released
+    /// as it was; and a memory key a blind answer reached only inside a longer number, flagged
+    /// as answerable without its context.
+    #[test]
+    fn a_gold_found_only_inside_a_longer_word_does_not_reach_the_key() {
+        let prompt = "Our data platform (Python 3.11, pandas 1.4.2) sometimes hangs for hours \
+            when the data ingestion process fails:\n\n    def process_data(file_path):\n        \
+            df = pd.read_csv(file_path)\n        df = df.dropna()\n        return df\n\nWhich \
+            keyword argument must be added to the pd.read_csv call so that it gives up instead \
+            of waiting indefinitely?";
+        let mut code = item(
+            Category::TechnicalCode,
+            prompt,
+            &["error", "error=", "error argument"],
+        );
+        let mut got = answers(&code, &["`errors='ignore'`", "timeout 10"]);
+        assert!(
+            graded("`errors='ignore'`", &code.golds),
+            "the grader credits it"
+        );
+        let verdict = judge(&mut code, &mut got, None, 1);
+        assert_eq!(verdict.flags, [Flag::PanelDisagrees]);
+
+        let prompt = "Memory:\n- company: Blue Star Insurance\n- policy_type: Standard \
+            Policy\n- coverage_limit: $100,000\n- premium_rate: 0.05\n- claim_handling_time: 3 \
+            days\n\nUpdate from Claims Management (15 June): the claim handling time has been \
+            reduced to 2 days; the premium rate has been increased to 0.06.\n\nQuestion: What is \
+            the average claim handling time for Blue Star Insurance's Standard Policy?";
+        let mut memory = item(Category::MemoryUpdate, prompt, &["2 days"]);
+        let mut got = answers(&memory, &["2 days", "2 days"]);
+        let blind = answers(
+            &memory,
+            &[
+                "The average claim handling time for Blue Star Insurance's Standard Policy is \
+                 approximately 10 minutes.",
+                "12 days",
+            ],
+        );
+        let verdict = judge(&mut memory, &mut got, Some(&blind), 1);
+        assert_eq!((verdict.probe_correct, verdict.passed()), (Some(0), true));
     }
 
     #[test]
