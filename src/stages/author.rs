@@ -70,6 +70,47 @@ pub struct TemplateExamples {
     /// The golds of each example, as the grader reads them: an item whose golds hold every one
     /// of an example's has kept the example's answer, the topic the template says not to reuse.
     golds: BTreeMap<Category, Vec<BTreeSet<String>>>,
+    /// The words of each example prompt of at least [`MIN_RETOLD_WORDS`] words, as the grader
+    /// reads them: an item that keeps [`RETOLD_SHARE`] of them in their order has retold the
+    /// example with other names, whatever its similarity.
+    wordings: BTreeMap<Category, Vec<Vec<String>>>,
+}
+
+/// Share of an example prompt's words, in their order, that marks an item keeping them as a
+/// retelling (`Can we trigger an extra backup by hand before a maintenance window?` for the
+/// example's `…an extra refresh by hand before a release?`, every turn so). Read on three seeds
+/// of the 1.5B author: retellings kept 0.48–1.0 of their example's words, and every item that
+/// was not one at most 0.35.
+const RETOLD_SHARE: f64 = 0.45;
+
+/// Fewest words an example prompt has for [`RETOLD_SHARE`] to mark a retelling: a one-line
+/// question's frame (`What is the default port for … under RFC …?`) is common to real questions.
+const MIN_RETOLD_WORDS: usize = 40;
+
+/// The words of `text` as the grader reads them.
+fn graded_words(text: &str) -> Vec<String> {
+    crate::quality::grade::norm(text)
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// How many of `theirs` words `ours` keeps in their order (the longest common subsequence).
+fn kept_in_order(theirs: &[String], ours: &[String]) -> usize {
+    let mut row = vec![0; ours.len() + 1];
+    for word in theirs {
+        let mut diagonal = 0;
+        for (j, our) in ours.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = if word == our {
+                diagonal + 1
+            } else {
+                above.max(row[j])
+            };
+            diagonal = above;
+        }
+    }
+    row[ours.len()]
 }
 
 /// Fewest distinct golds an example has for keeping them all to mark a copy: one short gold
@@ -123,8 +164,15 @@ impl TemplateExamples {
         let mut stored_keys = BTreeMap::new();
         let mut opening_clauses = BTreeMap::new();
         let mut golds = BTreeMap::new();
+        let mut wordings = BTreeMap::new();
         for (category, template) in &templates.categories {
             let prompts = template.example_prompts();
+            let long: Vec<Vec<String>> = prompts
+                .iter()
+                .map(|p| graded_words(p))
+                .filter(|words| words.len() >= MIN_RETOLD_WORDS)
+                .collect();
+            wordings.insert(*category, long);
             let answers: Vec<BTreeSet<String>> = template
                 .example_golds()
                 .iter()
@@ -161,10 +209,40 @@ impl TemplateExamples {
             stored_keys,
             opening_clauses,
             golds,
+            wordings,
         })
     }
 
+    /// Rejects an item that copies its template's example: one of its parts first, each named,
+    /// then its wording as a whole.
     fn check(&self, category: Category, prompt: &str, golds: &[String]) -> Result<(), Rejection> {
+        self.check_parts(category, prompt, golds)?;
+        let ours = graded_words(prompt);
+        let retold = self.wordings.get(&category).and_then(|examples| {
+            examples.iter().find_map(|theirs| {
+                let kept = kept_in_order(theirs, &ours);
+                (kept as f64 >= RETOLD_SHARE * theirs.len() as f64).then_some((kept, theirs.len()))
+            })
+        });
+        match retold {
+            Some((kept, of)) => Err(Rejection {
+                reason: Reason::CopiesTemplateExample,
+                detail: format!(
+                    "the prompt keeps {kept} of the {of} words of {} in their order: a retelling \
+                     with other names",
+                    crate::stages::templates::example_item_name(category)
+                ),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn check_parts(
+        &self,
+        category: Category,
+        prompt: &str,
+        golds: &[String],
+    ) -> Result<(), Rejection> {
         let example = crate::stages::templates::example_item_name(category);
         let copied = |detail: String| {
             Err(Rejection {
@@ -1156,9 +1234,69 @@ mod tests {
             "Which team owns the alert on total database connections?",
         );
         assert_eq!(
-            examples.check(Category::LongDocumentQa, &own_question, &[]),
+            examples.check_parts(Category::LongDocumentQa, &own_question, &[]),
+            Ok(()),
+            "the question rule reads the question"
+        );
+    }
+
+    /// A dialog the 1.5B author wrote on seed 20261206, which the gate and the panel passed into
+    /// the main job's release: the conversational example turn for turn, its sandboxes now data
+    /// centers and its refreshes backups, under the near-duplicate threshold (similarity 0.41).
+    const RETOLD_DIALOG: &str = "Customer: Hi, our telecom company has two data centers, dc1 and \
+        dc2. When do their automatic backups run?\nAgent: dc1 backups run every Monday at 02:00 \
+        UTC, and dc2 backups run every Wednesday at 04:00 UTC.\nCustomer: Can we trigger an extra \
+        backup by hand before a maintenance window?\nAgent: Yes, from Setup > Data Centers you can \
+        start a manual backup, limited to two per data center per week.\nCustomer: Great. Our \
+        maintenance window runs on the Monday, so what time does its scheduled backup start?";
+
+    /// Two publishable records of measured main jobs that share the most of their example's
+    /// words in order (0.35 each): a code item in the example's shape, and snippets whose last
+    /// one is the example's cluster note.
+    const OWN_CODE_ITEM: &str = "An IT professional (Python 3.9, Flask) occasionally struggles to \
+        retrieve customer data from the CRM using a RESTful API:\n\n    def \
+        get_customer_data(customer_id):\n        resp = \
+        requests.get(f\"{API}/customers/{customer_id}\")\n        resp.raise_for_status()\n        \
+        return resp.json()\n\nWhat HTTP status code must be returned to indicate that the \
+        customer data could not be found?";
+    const OWN_SNIPPETS: &str =
+        "[Doc 1] Customer loyalty survey results\nThe survey showed that 55% \
+        of customers prefer to contact the customer service team directly. 30% preferred to use \
+        the support chat, and 15% preferred to go to the store in person.\n\n[Doc 2] Store \
+        opening hours, 3 April\nThe store will open from 9:00 AM to 5:00 PM daily, except for \
+        holidays.\n\n[Doc 3] Proposal: new online store features (rejected)\nA proposal to offer \
+        free shipping and free returns was reviewed on 3 April and rejected due to high \
+        operational costs.\n\n[Doc 4] EU cluster sizing note\nThe EU Kafka cluster will grow from \
+        9 to 12 brokers in February; each broker has 4 TB of disk and the replication factor \
+        stays at 3.\n\nQuestion: What is the percentage of customers who prefer to contact the \
+        customer service team directly?";
+
+    #[test]
+    fn an_item_that_keeps_its_template_examples_words_in_order_is_a_retelling() {
+        let examples = bundled_examples();
+        let retold = examples
+            .check(Category::Conversational, RETOLD_DIALOG, &[])
+            .map_err(|r| (r.reason, r.detail));
+        assert!(
+            matches!(&retold, Err((Reason::CopiesTemplateExample, d)) if d.contains("in their order")),
+            "{retold:?}"
+        );
+        assert_eq!(
+            examples.check(Category::TechnicalCode, OWN_CODE_ITEM, &[]),
             Ok(())
         );
+        assert_eq!(
+            examples.check(Category::MultiDocumentQa, OWN_SNIPPETS, &[]),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn kept_in_order_counts_the_longest_common_subsequence_of_words() {
+        let words = |text: &str| graded_words(text);
+        assert_eq!(kept_in_order(&words("a b c d"), &words("a x c y d")), 3);
+        assert_eq!(kept_in_order(&words("a b c"), &words("c b a")), 1);
+        assert_eq!(kept_in_order(&words("a b"), &[]), 0);
     }
 
     /// A multi-document item the 1.5B author wrote in a measured main job, which the panel
@@ -1229,8 +1367,9 @@ mod tests {
         );
         assert_ne!(own_question, RETOLD_TIMEOUT);
         assert_eq!(
-            examples.check(Category::TechnicalCode, &own_question, &[]),
-            Ok(())
+            examples.check_parts(Category::TechnicalCode, &own_question, &[]),
+            Ok(()),
+            "the question rule reads the question"
         );
     }
 

@@ -270,7 +270,8 @@ impl Reason {
                  context or code item that keeps the example's question (or a near duplicate) or \
                  its opening clause (3 in 4 words in place), a memory item's facts block repeats \
                  all of the example's stored facts but one at most (at least three) or all its \
-                 keys, or the golds hold all of the example's (two or more)"
+                 keys, the golds hold all of the example's (two or more), or the prompt keeps \
+                 45% of a long example's words in their order (a retelling)"
             }
             Reason::NotBloated => "a bloated prompt is too short compared to its plain twin",
             Reason::GoldVariantDropped => {
