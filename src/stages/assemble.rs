@@ -645,13 +645,14 @@ fn input(ctx: &Ctx<'_>) -> Result<(PathBuf, Option<audit::Summary>)> {
     Ok((audited, Some(summary)))
 }
 
-/// The audit's numbers for the release: the summary's counts, and each panel model's pass rate
-/// over the records released (`released` holds their item ids).
-fn audit_numbers(
-    summary: &audit::Summary,
+/// Each panel model's answers to the records released (`released` holds their item ids), and
+/// how many of them the card's grader counts correct: the score of the Identity governor, since
+/// the panel answered the prompts unchanged. The grader, not the audit's stricter reading of
+/// whether an answer reaches the key, is what a user of the release will score with.
+fn identity_accuracy(
     report: &[ReportLine],
     released: &[(Category, String)],
-) -> AuditNumbers {
+) -> BTreeMap<Category, BTreeMap<String, PassCount>> {
     let lines: BTreeMap<&str, &ReportLine> =
         report.iter().map(|l| (l.item_id.as_str(), l)).collect();
     let mut pass: BTreeMap<Category, BTreeMap<String, PassCount>> = BTreeMap::new();
@@ -666,9 +667,24 @@ fn audit_numbers(
                 .entry(answer.model.clone())
                 .or_default();
             count.answered += 1;
-            count.correct += usize::from(answer.correct);
+            let graded = answer
+                .answer
+                .as_deref()
+                .is_some_and(|text| crate::quality::grade::graded(text, &line.golds));
+            count.correct += usize::from(graded);
         }
     }
+    pass
+}
+
+/// The audit's numbers for the release: the summary's counts, and each panel model's pass rate
+/// over the records released (`released` holds their item ids).
+fn audit_numbers(
+    summary: &audit::Summary,
+    report: &[ReportLine],
+    released: &[(Category, String)],
+) -> AuditNumbers {
+    let pass = identity_accuracy(report, released);
     AuditNumbers {
         models: summary.models.clone(),
         min_correct: summary.min_correct,
@@ -1328,6 +1344,23 @@ mod tests {
             },
             leniency: crate::quality::panel::Leniency { hits: 0, others: 0 },
         }
+    }
+
+    #[test]
+    fn the_identity_accuracy_is_scored_by_the_cards_grader() {
+        let mut line = audit_line("a", Vec::new());
+        line.category = Category::TechnicalCode;
+        line.golds = vec!["error".to_string()];
+        line.answers[0].answer = Some("`errors='ignore'`".to_string());
+        line.answers[0].correct = false;
+        let released = [(Category::TechnicalCode, "a".to_string())];
+        let pass = identity_accuracy(&[line], &released);
+        let count = &pass[&Category::TechnicalCode]["p-a"];
+        assert_eq!(
+            (count.answered, count.correct),
+            (1, 1),
+            "the grader credits what the audit did not count as reaching the key"
+        );
     }
 
     #[test]
