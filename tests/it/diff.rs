@@ -31,7 +31,7 @@ const EVERY_ITEM: [&str; 7] = [
     "release.date=2026-11-29",
 ];
 
-const GOLD_DROPPED_ID: &str = "author/simple_factual/r0/0000";
+const GOLD_DROPPED_ID: &str = "author/simple_factual/r0/0001";
 const REWORDED_ID: &str = "author/technical_code/r0/0000";
 const REPLACED_ID: &str = "author/memory_recall/r0/0000";
 const FLAGGED_BY: &str = "repair/bloated_reasoning.r0.0000.0/v-b";
