@@ -33,8 +33,8 @@ pub enum Flag {
     /// The panel reaches the numeric key under numeric compare, but no surface variant makes
     /// those answers grade (or the variant would appear in the prompt).
     GoldFormat,
-    /// As many panel models as an item needs to pass (`audit.min_correct`, at most a majority)
-    /// answer correctly from the question alone.
+    /// A panel model (a majority when `audit.min_correct = 0`) answers correctly from the
+    /// question alone.
     ContextNotNeeded,
     /// The golds grade a noticeable share of the answers to other items correct.
     GoldTooLenient,
@@ -65,8 +65,8 @@ impl Flag {
                  variant of it grades those answers"
             }
             Flag::ContextNotNeeded => {
-                "as many panel models as an item needs to pass (`audit.min_correct`, at most a \
-                 majority) answer correctly with the context removed"
+                "a panel model (a majority when `audit.min_correct = 0`) answers correctly with \
+                 the context removed"
             }
             Flag::GoldTooLenient => "the golds grade answers to other items' questions correct",
         }
@@ -209,15 +209,14 @@ pub fn judge(
     verdict
 }
 
-/// Context-probe answers that reach the key and so flag the item: as many as an item needs to
-/// pass (`min_correct`), at most a majority of the panel. A key one blind answer reaches is
-/// guessable when one answer is enough to pass; with `min_correct = 0` (rates reported, keys not
-/// judged) a majority.
+/// Context-probe answers that reach the key and so flag the item. One is enough when keys are
+/// judged: a key some panel model reaches without the context does not test the context,
+/// however many answers the item needs to pass (measured on the local profile, BENCHMARKS.md).
+/// With `min_correct = 0` (rates reported, keys not judged) a majority.
 fn probe_threshold(panel: usize, min_correct: usize) -> usize {
-    let majority = panel / 2 + 1;
     match min_correct {
-        0 => majority,
-        needed => needed.min(majority),
+        0 => panel / 2 + 1,
+        _ => 1,
     }
 }
 
@@ -474,19 +473,32 @@ mod tests {
     }
 
     #[test]
-    fn a_probe_answer_reaching_the_key_flags_the_item_when_one_answer_passes_it() {
-        let mut doc = item(Category::LongDocumentQa, DOC, &["400 days"]);
-        let mut got = answers(&doc, &["400 days", "400 days"]);
-        let guessed = answers(&doc, &["400 days", "I cannot tell"]);
-        let verdict = judge(&mut doc, &mut got, Some(&guessed), 1);
-        assert_eq!(verdict.flags, [Flag::ContextNotNeeded]);
-        let verdict = judge(&mut doc, &mut got, Some(&guessed), 2);
+    fn one_blind_answer_reaching_the_key_flags_the_item_whatever_the_pass_rule() {
+        // A real memory item of the local profile (seed 20261205): the 0.5B answered its
+        // question with the memory removed and named the billing system anyway.
+        let memory = "Memory:\n- customer: E-commerce Store (XYZ)\n- billing_system: Stripe\n- payment_gateway: PayPal\n- shipping_system: UPS\n\nQuestion: What is the billing system used by this e-commerce store?";
+        let mut recall = item(Category::MemoryRecall, memory, &["Stripe"]);
+        let mut got = answers(&recall, &["Stripe", "Stripe"]);
+        let guessed = answers(
+            &recall,
+            &[
+                "The billing system used by this e-commerce store is Stripe.",
+                "Credit card processing, per transaction",
+            ],
+        );
+        for min_correct in [1, 2] {
+            let verdict = judge(&mut recall, &mut got, Some(&guessed), min_correct);
+            assert_eq!(
+                verdict.flags,
+                [Flag::ContextNotNeeded],
+                "min_correct {min_correct}"
+            );
+        }
+        let verdict = judge(&mut recall, &mut got, Some(&guessed), 0);
         assert!(
             verdict.passed(),
-            "a majority rule needs a majority of probes"
+            "min_correct 0 judges no key: a majority of blind answers flags it"
         );
-        let verdict = judge(&mut doc, &mut got, Some(&guessed), 0);
-        assert!(verdict.passed(), "min_correct 0 judges by a majority");
     }
 
     #[test]
