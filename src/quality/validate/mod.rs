@@ -317,6 +317,12 @@ pub fn check_item(
     if matches!(category, Category::SimpleFactual | Category::BloatedFactual) {
         question::check_particular(parts.question)?;
     }
+    if matches!(
+        category,
+        Category::SimpleFactual | Category::BloatedFactual | Category::TechnicalCode
+    ) {
+        question::check_not_advice(parts.question)?;
+    }
     if let Some(context) = parts.context {
         golds::check_subjects(&item.golds, &variants, context, context_name(category))?;
     }

@@ -378,6 +378,43 @@ pub fn check_particular(question: &str) -> Result<(), Rejection> {
     )
 }
 
+/// Words that ask for a better way, not for a fact.
+const ADVICE_WORDS: [&str; 4] = ["suggest", "improve", "optimize", "optimise"];
+
+/// A question answered without a context must ask for a fact. One that asks what to do or use
+/// ("Which encryption algorithm should the provider use?", "Can you suggest a way to
+/// optimize…?", "How can we fix this issue?") has many right answers, and its key is the one
+/// the author liked.
+pub fn check_not_advice(question: &str) -> Result<(), Rejection> {
+    let normalised = norm(question);
+    let words: Vec<&str> = normalised.split_whitespace().collect();
+    let how = words
+        .windows(2)
+        .find(|pair| pair[0] == "how" && matches!(pair[1], "can" | "could" | "should"))
+        .map(|pair| pair.join(" "));
+    let should = words.iter().enumerate().find_map(|(at, word)| {
+        let then = words[at + 1..].iter().take(3);
+        (*word == "should")
+            .then(|| then.copied().find(|next| matches!(*next, "use" | "do")))
+            .flatten()
+            .map(|verb| format!("should … {verb}"))
+    });
+    let advice = words
+        .iter()
+        .find(|word| ADVICE_WORDS.contains(word))
+        .map(|word| word.to_string());
+    match how.or(should).or(advice) {
+        Some(asks) => reject(
+            Reason::QuestionAdvice,
+            format!(
+                "the question {} asks for advice (\"{asks}\"): many answers are right, and the key is the one the author liked",
+                quote(question)
+            ),
+        ),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -49,6 +49,7 @@ pub enum Reason {
     MemoryBlock,
     TwoQuestions,
     QuestionGeneric,
+    QuestionAdvice,
     GoldUnitMismatch,
     GoldReservedWord,
     GoldInPrompt,
@@ -97,6 +98,7 @@ impl Reason {
             Reason::MemoryBlock,
             Reason::TwoQuestions,
             Reason::QuestionGeneric,
+            Reason::QuestionAdvice,
             Reason::GoldUnitMismatch,
             Reason::GoldReservedWord,
             Reason::GoldInPrompt,
@@ -139,6 +141,7 @@ impl Reason {
             Reason::MemoryBlock => "memory_block",
             Reason::TwoQuestions => "two_questions",
             Reason::QuestionGeneric => "question_generic",
+            Reason::QuestionAdvice => "question_advice",
             Reason::GoldUnitMismatch => "gold_unit_mismatch",
             Reason::GoldReservedWord => "gold_reserved_word",
             Reason::GoldInPrompt => "gold_in_prompt",
@@ -230,6 +233,10 @@ impl Reason {
             Reason::QuestionGeneric => {
                 "a factual question without context asks about \"a typical\" thing, which is no \
                  particular thing and has no single answer"
+            }
+            Reason::QuestionAdvice => {
+                "a question without context asks what to do or use (`how can…`, `should … use`, \
+                 `suggest`, `improve`, `optimize`), which has many right answers"
             }
             Reason::TwoQuestions => {
                 "the question asks two things, joined by `and` and a question word (`Which \

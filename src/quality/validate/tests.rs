@@ -1156,3 +1156,49 @@ fn a_gold_the_grader_reads_as_an_earlier_one_is_left_out() {
     .expect("kept");
     assert_eq!(forms.item.golds, ["2023", "in 2023"], "another form stays");
 }
+
+/// Three technical_code replies of the 1.5B author (seeds 20261206, 20261207 and 20261208) that
+/// passed the gate and both panel models: each asks what to do, which has many right answers,
+/// and the key is one the author liked.
+#[test]
+fn a_question_that_asks_for_advice_has_no_single_answer() {
+    for (prompt, gold) in [
+        (
+            "Our data platform (Python 3.11, pandas 1.4.4) is having trouble processing large datasets. We need to optimize the performance of the data ingestion process. Which method can we use to improve the efficiency of the data ingestion process?",
+            "chunksize",
+        ),
+        (
+            "A HIPAA-compliant SaaS provider needs to implement a feature that allows users to upload sensitive data securely. The provider wants to ensure that the data is encrypted before it is stored in the database. Which encryption algorithm should the provider use?",
+            "AES",
+        ),
+        (
+            "Our data platform team (Python 3.11, pandas 1.4.3) is having trouble with the performance of some of our data processing tasks. We suspect that the issue might be related to the use of the `read_csv` function from pandas. Can you suggest a way to optimize the performance of this function?",
+            "chunksize",
+        ),
+    ] {
+        assert_eq!(
+            outcome(Category::TechnicalCode, &item(prompt, &[gold])),
+            "question_advice",
+            "{prompt}"
+        );
+    }
+    for (category, prompt, gold) in [
+        (
+            Category::TechnicalCode,
+            "Our billing team (Python 3.11, requests 2.31) sometimes hangs for hours when the invoice API stops sending data:\n\n    resp = requests.get(url)\n\nWhich keyword argument must be added to the requests.get call so that it gives up instead of waiting indefinitely?",
+            "timeout",
+        ),
+        (
+            Category::TechnicalCode,
+            "Our IAM team (Python 3.11, boto3 1.28) calls iam.create_role(RoleName=name) and gets an error. Which keyword argument should be added to the call to pass the trust policy document?",
+            "AssumeRolePolicyDocument",
+        ),
+        (
+            Category::SimpleFactual,
+            "Which TCP port does SSH typically listen on by default?",
+            "22",
+        ),
+    ] {
+        assert_eq!(outcome(category, &item(prompt, &[gold])), "ok", "{prompt}");
+    }
+}
