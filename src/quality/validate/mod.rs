@@ -328,6 +328,11 @@ pub fn check_item(
     }
     golds::check_unit(parts.question, parts.context, &item.golds, &mut variants)?;
     golds::check_reserved(parts.question, &item.golds)?;
+    if let (Category::MultiDocumentQa, Some(context), Some(key)) =
+        (category, parts.context, item.golds.first())
+    {
+        snippets::check_distractors(&snippets::parse(context, rules)?, key)?;
+    }
     if let Some(context) = parts.context {
         golds::check_grounded(context, &item.golds, &mut variants, context_name(category));
     }

@@ -54,6 +54,7 @@ pub enum Reason {
     GoldReservedWord,
     GoldInPrompt,
     GoldNotInContext,
+    NoDistractors,
     GoldInQuestion,
     MissingDurable,
     DurableNotGold,
@@ -103,6 +104,7 @@ impl Reason {
             Reason::GoldReservedWord,
             Reason::GoldInPrompt,
             Reason::GoldNotInContext,
+            Reason::NoDistractors,
             Reason::GoldInQuestion,
             Reason::MissingDurable,
             Reason::DurableNotGold,
@@ -146,6 +148,7 @@ impl Reason {
             Reason::GoldReservedWord => "gold_reserved_word",
             Reason::GoldInPrompt => "gold_in_prompt",
             Reason::GoldNotInContext => "gold_not_in_context",
+            Reason::NoDistractors => "no_distractors",
             Reason::GoldInQuestion => "gold_in_question",
             Reason::MissingDurable => "missing_durable",
             Reason::DurableNotGold => "durable_not_gold",
@@ -235,8 +238,8 @@ impl Reason {
                  particular thing and has no single answer"
             }
             Reason::QuestionAdvice => {
-                "a question without context asks what to do or use (`how can…`, `should … use`, \
-                 `suggest`, `improve`, `optimize`), which has many right answers"
+                "a factual or code question asks for advice (`how can…`, `should … use`, \
+                 `suggest`, `improve`, `optimize`)"
             }
             Reason::TwoQuestions => {
                 "the question asks two things, joined by `and` and a question word (`Which \
@@ -259,6 +262,9 @@ impl Reason {
             }
             Reason::GoldNotInContext => {
                 "no gold is graded present in the item's document, snippets, earlier turns or facts"
+            }
+            Reason::NoDistractors => {
+                "fewer than two snippets leave the key (the first gold) out"
             }
             Reason::GoldInQuestion => {
                 "a gold is graded present in the question itself, or a gold is made of the \

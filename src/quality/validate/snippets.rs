@@ -5,11 +5,13 @@
 
 use super::text::{line_label, lines, word_count};
 use super::{in_range, reject, Reason, Rejection, Rules};
+use crate::quality::grade::states;
 
 /// One snippet: its label as written and how many words follow the label.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Snippet<'p> {
     pub label: &'p str,
+    pub body: &'p str,
     pub body_words: usize,
 }
 
@@ -302,10 +304,34 @@ pub fn parse<'p>(context: &'p str, rules: &Rules) -> Result<Vec<Snippet<'p>>, Re
         texts.push(text);
         snippets.push(Snippet {
             label: shown,
+            body,
             body_words,
         });
     }
     Ok(snippets)
+}
+
+/// Snippets that must leave the key out (the template asks for at least two distractors).
+const MIN_DISTRACTORS: usize = 2;
+
+/// At least two snippets are distractors: snippets that do not state the key. When every
+/// snippet, or every one but one, states it, a reader finds the answer wherever it looks.
+pub fn check_distractors(snippets: &[Snippet], key: &str) -> Result<(), Rejection> {
+    let without = snippets
+        .iter()
+        .filter(|snippet| !states(snippet.body, &[key]))
+        .count();
+    if without >= MIN_DISTRACTORS {
+        return Ok(());
+    }
+    reject(
+        Reason::NoDistractors,
+        format!(
+            "{} of {} snippets state the key {key:?}: at least {MIN_DISTRACTORS} must be distractors that do not",
+            snippets.len() - without,
+            snippets.len()
+        ),
+    )
 }
 
 /// What a snippet's body says, as the grader reads text: below its title line when it has one

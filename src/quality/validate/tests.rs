@@ -1202,3 +1202,43 @@ fn a_question_that_asks_for_advice_has_no_single_answer() {
         assert_eq!(outcome(category, &item(prompt, &[gold])), "ok", "{prompt}");
     }
 }
+
+/// Two multi_document_qa replies of the 1.5B author (seeds 20261207 and 20261209) that passed the
+/// gate and both panel models: every snippet states the key, so no snippet is a distractor and
+/// the question needs no picking. Two publishable records of the same runs, whose key two of
+/// four snippets state, are kept.
+#[test]
+fn a_key_that_every_snippet_but_one_states_leaves_no_distractors() {
+    for (prompt, golds) in [
+        (
+            "[Doc 1] IAM policy for user John Doe\nThe IAM policy for user John Doe is set to allow access to all resources in the production environment.\n\n[Doc 2] IAM policy for user Jane Smith\nThe IAM policy for user Jane Smith is set to allow access to all resources in the development environment.\n\n[Doc 3] IAM policy for user Alice Johnson\nThe IAM policy for user Alice Johnson is set to allow access to all resources in the testing environment.\n\n[Doc 4] IAM policy for user Bob Brown\nThe IAM policy for user Bob Brown is set to allow access to all resources in the production environment.\n\nQuestion: What is the IAM policy for user Alice Johnson?",
+            &["allow access to all"][..],
+        ),
+        (
+            "[Doc 1] ERP system configuration\nThe ERP system configuration includes the following settings: database type, database version, and database size. The database type is Oracle, the database version is 19c, and the database size is 100 TB.\n\n[Doc 2] ERP system requirements\nThe ERP system requirements specify the following: database type, database version, and database size. The database type is Oracle, the database version is 19c, and the database size is 100 TB.\n\n[Doc 3] ERP system deployment\nThe ERP system deployment includes the following settings: database type, database version, and database size. The database type is Oracle, the database version is 19c, and the database size is 100 TB.\n\n[Doc 4] ERP system maintenance\nThe ERP system maintenance includes the following settings: database type, database version, and database size. The database type is Oracle, the database version is 19c, and the database size is 100 TB.\n\nQuestion: What is the database size of the ERP system configuration?",
+            &["100 TB", "100"][..],
+        ),
+    ] {
+        assert_eq!(
+            outcome(Category::MultiDocumentQa, &item(prompt, golds)),
+            "no_distractors",
+            "{prompt}"
+        );
+    }
+    for (prompt, golds) in [
+        (
+            "[Doc 1] Call center policies, 2023\nThe call center policies state that all calls are recorded for 30 days. This is the standard for all calls.\n\n[Doc 2] Call center minutes, 2023\nThe call center minutes report shows that the average call duration is 12 minutes, with a standard deviation of 3 minutes. This is consistent with the standard.\n\n[Doc 3] Call center training, 2023\nThe training materials for call center staff state that all calls are recorded for 30 days. This is the standard for all calls.\n\n[Doc 4] Call center performance, 2023\nThe call center performance report shows that the average call duration is 12 minutes, with a standard deviation of 3 minutes. This is consistent with the standard.\n\nQuestion: How many days of call recordings are required by the call center policies?",
+            &["30 days", "30"][..],
+        ),
+        (
+            "[Doc 1] Logistics operations are scheduled to start in 2023.\n[Doc 2] Logistics team meeting notes, 10 April\nThe team discussed the logistics operations for the upcoming year, including the start date of 2023.\n[Doc 3] Proposal: logistics budget (approved)\nA proposal to increase the logistics budget by 10% was reviewed on 10 April and approved.\n[Doc 4] Logistics cluster sizing note\nThe logistics Kafka cluster grew from 10 to 12 brokers in February; each broker has 4 TB of disk and the replication factor stays at 3.\nQuestion: When do logistics operations start?",
+            &["2023"][..],
+        ),
+    ] {
+        assert_eq!(
+            outcome(Category::MultiDocumentQa, &item(prompt, golds)),
+            "ok",
+            "{prompt}"
+        );
+    }
+}
