@@ -392,13 +392,16 @@ pub fn check_not_advice(question: &str) -> Result<(), Rejection> {
         .windows(2)
         .find(|pair| pair[0] == "how" && matches!(pair[1], "can" | "could" | "should"))
         .map(|pair| pair.join(" "));
-    let should = words.iter().enumerate().find_map(|(at, word)| {
-        let then = words[at + 1..].iter().take(3);
-        (*word == "should")
-            .then(|| then.copied().find(|next| matches!(*next, "use" | "do")))
-            .flatten()
-            .map(|verb| format!("should … {verb}"))
-    });
+    let should = words
+        .iter()
+        .position(|word| *word == "should")
+        .and_then(|at| {
+            words[at + 1..]
+                .iter()
+                .take(3)
+                .find(|next| matches!(**next, "use" | "do"))
+        })
+        .map(|verb| format!("should … {verb}"));
     let advice = words
         .iter()
         .find(|word| ADVICE_WORDS.contains(word))

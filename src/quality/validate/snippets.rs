@@ -7,7 +7,7 @@ use super::text::{line_label, lines, word_count};
 use super::{in_range, reject, Reason, Rejection, Rules};
 use crate::quality::grade::states;
 
-/// One snippet: its label as written and how many words follow the label.
+/// One snippet: its label as written, the text after the label, and how many words that is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Snippet<'p> {
     pub label: &'p str,

@@ -1157,8 +1157,8 @@ fn a_gold_the_grader_reads_as_an_earlier_one_is_left_out() {
     assert_eq!(forms.item.golds, ["2023", "in 2023"], "another form stays");
 }
 
-/// Three technical_code replies of the 1.5B author (seeds 20261206, 20261207 and 20261208) that
-/// passed the gate and both panel models: each asks what to do, which has many right answers,
+/// Three technical_code replies of the 1.5B author (seeds 20261206, 20261207 and 20261208), each
+/// released by a run of the local profile: each asks what to do, which has many right answers,
 /// and the key is one the author liked.
 #[test]
 fn a_question_that_asks_for_advice_has_no_single_answer() {
