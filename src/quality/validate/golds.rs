@@ -641,8 +641,23 @@ fn asked_time_unit(question: &str) -> Option<TimeUnit> {
     })
 }
 
+/// Words after `how many` that ask for a share, which a percentage answers.
+const SHARE_WORDS: &[&str] = &["percent", "percentage", "per"];
+
+/// Whether `question` asks `how many` of something counted and `key` is a percentage (`70%`):
+/// a share, not a count.
+fn count_keyed_by_share(question: &str, key: &str) -> bool {
+    let question = norm(question);
+    let words: Vec<&str> = question.split_whitespace().collect();
+    let asks_count = words
+        .windows(3)
+        .any(|w| w[0] == "how" && w[1] == "many" && !SHARE_WORDS.contains(&w[2]));
+    let share = key.contains('%') || norm(key).split_whitespace().any(|w| w == "percent");
+    asks_count && share
+}
+
 /// A question that names the unit of its answer (`How many days…`) wants golds in that unit: a
-/// first gold in another unit rejects the item (`6 years`), and so does a bare number that the
+/// first gold in another unit rejects the item (`6 years`, or `70%` for `How many…`), and so does a bare number that the
 /// context counts only in something else (`327,114` beside `327,114 transactions`); a variant in
 /// another unit is doubtful.
 pub fn check_unit(
@@ -651,6 +666,17 @@ pub fn check_unit(
     golds: &[String],
     variants: &mut [Variant],
 ) -> Result<(), Rejection> {
+    if let Some(key) = golds
+        .first()
+        .filter(|key| count_keyed_by_share(question, key))
+    {
+        return reject(
+            Reason::GoldUnitMismatch,
+            format!(
+                "the question asks how many (a count) and the first gold {key:?} is a percentage"
+            ),
+        );
+    }
     let Some(asked) = asked_time_unit(question) else {
         return Ok(());
     };

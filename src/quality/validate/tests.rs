@@ -1242,3 +1242,29 @@ fn a_key_that_every_snippet_but_one_states_leaves_no_distractors() {
         );
     }
 }
+
+/// A multi_document_qa reply of the 1.5B author (seed 20261210) that passed the gate and both
+/// panel models: "How many successful transactions…" is asked for a count, and the key `70%` is
+/// the share its snippet gives beside the count (100).
+#[test]
+fn a_count_question_keyed_by_a_percentage_is_a_unit_mismatch() {
+    let prompt = "[Doc 1] Payment processing system PPS-001 (approved)\nPPS-001 processes payments for customers in the EU. It uses a custom payment gateway that supports multiple payment methods.\n\n[Doc 2] Payment gateway logs, 3 March\nThe gateway logged 100 successful transactions for the EU cluster on 3 March. The logs show that the gateway processed 70% of the transactions in the EU cluster.\n\n[Doc 3] Proposal: longer payment processing time (rejected)\nA proposal to increase the payment processing time for the EU cluster was reviewed on 3 March and rejected for cost reasons.\n\n[Doc 4] EU cluster sizing note\nThe EU Kafka cluster grew from 9 to 12 brokers in February; each broker has 4 TB of disk and the replication factor stays at 3.\n\nQuestion: How many successful transactions did the EU cluster process in the EU cluster on 3 March?";
+    assert_eq!(
+        outcome(Category::MultiDocumentQa, &item(prompt, &["70%", "70"])),
+        "gold_unit_mismatch"
+    );
+    assert_eq!(
+        outcome(Category::MultiDocumentQa, &item(prompt, &["100"])),
+        "ok",
+        "the count itself is the key"
+    );
+    let share = prompt.replace(
+        "How many successful transactions did",
+        "By how many percent of the transactions did",
+    );
+    assert_eq!(
+        outcome(Category::MultiDocumentQa, &item(&share, &["70%", "70"])),
+        "ok",
+        "a question that asks how many percent names its unit"
+    );
+}
