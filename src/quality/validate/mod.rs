@@ -233,13 +233,15 @@ pub fn placement(category: Category) -> Placement {
 }
 
 /// A prompt parsed into the parts its category has.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Structure<'p> {
     /// What the answer must come from: the document, snippets, turns before the asker's last
     /// one, or the stored facts. `None` for the categories without a context.
     pub context: Option<&'p str>,
     /// The question, without a `Question:`-style label or the speaker's label.
     pub question: &'p str,
+    /// The labelled snippets of a multi_document_qa context; empty for the other categories.
+    pub snippets: Vec<snippets::Snippet<'p>>,
 }
 
 /// Recognises the structure `category` describes in `prompt`, in any reasonable surface form.
@@ -264,10 +266,12 @@ fn structure_of<'p>(
         return Ok(Structure {
             context: Some(dialog.context),
             question: dialog.question,
+            snippets: Vec::new(),
         });
     }
     let asked = reading.find(layout.placement, layout.instruction_asks)?;
     let before = prompt.get(..asked.start).unwrap_or_default();
+    let mut found = Vec::new();
     match category {
         Category::LongDocumentQa => {
             let words = word_count(before);
@@ -281,15 +285,14 @@ fn structure_of<'p>(
                 );
             }
         }
-        Category::MultiDocumentQa => {
-            snippets::parse(before, rules)?;
-        }
+        Category::MultiDocumentQa => found = snippets::parse(before, rules)?,
         Category::MemoryRecall => memory::check_facts(before, rules)?,
         _ => {}
     }
     Ok(Structure {
         context: (layout.answer == AnswerSource::Context).then_some(before),
         question: asked.text,
+        snippets: found,
     })
 }
 
@@ -328,10 +331,8 @@ pub fn check_item(
     }
     golds::check_unit(parts.question, parts.context, &item.golds, &mut variants)?;
     golds::check_reserved(parts.question, &item.golds)?;
-    if let (Category::MultiDocumentQa, Some(context), Some(key)) =
-        (category, parts.context, item.golds.first())
-    {
-        snippets::check_distractors(&snippets::parse(context, rules)?, key)?;
+    if let (Category::MultiDocumentQa, Some(key)) = (category, item.golds.first()) {
+        snippets::check_distractors(&parts.snippets, key)?;
     }
     if let Some(context) = parts.context {
         golds::check_grounded(context, &item.golds, &mut variants, context_name(category));
