@@ -657,9 +657,9 @@ fn count_keyed_by_share(question: &str, key: &str) -> bool {
 }
 
 /// A question that names the unit of its answer (`How many days…`) wants golds in that unit: a
-/// first gold in another unit rejects the item (`6 years`, or `70%` for `How many…`), and so does a bare number that the
-/// context counts only in something else (`327,114` beside `327,114 transactions`); a variant in
-/// another unit is doubtful.
+/// first gold in another unit rejects the item (`6 years`, or `70%` for `How many…`), and so
+/// does a bare number that the context counts only in something else (`327,114` beside
+/// `327,114 transactions`); a variant in another unit is doubtful.
 pub fn check_unit(
     question: &str,
     context: Option<&str>,
