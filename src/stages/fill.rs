@@ -22,9 +22,9 @@ use std::collections::BTreeMap;
 /// two such rounds in a row gets no more rounds.
 pub const NEAR_ZERO: f64 = 0.05;
 
-/// A category uses its own survival rate once it has asked for this many items; before that,
-/// the whole run's rate.
-pub const OWN_RATE_MIN_ITEMS: usize = 10;
+/// How many items the whole run's survival rate counts as in a category's estimate: a category
+/// that asked for few items leans on the run's rate, one that asked for many on its own.
+pub const RUN_RATE_WEIGHT_ITEMS: f64 = 10.0;
 
 /// The lowest rate a top-up is sized by, so that a poor round cannot ask for an unbounded one.
 pub const RATE_FLOOR: f64 = 0.1;
@@ -158,6 +158,15 @@ fn near_zero_twice(history: &[(u32, Survival)]) -> bool {
     rates.len() >= 2 && rates[rates.len() - 2..].iter().all(|r| *r < NEAR_ZERO)
 }
 
+/// A category's survival rate: its own survivors plus the run's rate counted as
+/// [`RUN_RATE_WEIGHT_ITEMS`] items, over the items it asked for plus as many. Two survivors of
+/// five asked is a weak measurement, and a run rate pulled down by other categories' failures
+/// says little about this one; the blend trusts each as far as its items allow.
+fn estimated_rate(own: &Survival, run_rate: f64) -> f64 {
+    (own.after_dedup as f64 + RUN_RATE_WEIGHT_ITEMS * run_rate)
+        / (own.asked as f64 + RUN_RATE_WEIGHT_ITEMS)
+}
+
 /// The items to ask for so that `missing` more survive at `rate`, with the configured margin.
 pub fn items_to_ask(missing: usize, rate: f64, margin: f64) -> usize {
     (missing as f64 / rate.max(RATE_FLOOR) * (1.0 + margin)).ceil() as usize
@@ -198,10 +207,7 @@ fn next_round(config: &Config, plans: &[&Plan], round: usize, selection: &Select
             total.add(s);
         }
         survival_so_far.insert(category, total.rate().unwrap_or(run_rate));
-        let rate = match total.rate() {
-            Some(rate) if total.asked >= OWN_RATE_MIN_ITEMS => rate,
-            _ => run_rate,
-        };
+        let rate = estimated_rate(&total, run_rate);
         let items = items_to_ask(needed - have, rate, config.author.topup_margin);
         let ipr = config.category(category).items_per_request;
         plan.insert(
@@ -536,6 +542,28 @@ mod tests {
             "within the limit"
         );
         assert!(cut_to(plan, 0, &survival).is_empty(), "nothing left");
+    }
+
+    #[test]
+    fn a_category_that_asked_few_items_blends_its_own_rate_with_the_runs() {
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        assert!(
+            close(estimated_rate(&survival(5, 2), 0.1), 0.2),
+            "2 of 5 beside a 10% run: (2 + 1) / 15, not the run's 10%"
+        );
+        assert!(
+            close(estimated_rate(&survival(0, 0), 0.4), 0.4),
+            "nothing asked yet: the run's rate"
+        );
+        assert!(
+            close(estimated_rate(&survival(190, 95), 0.1), 0.48),
+            "many items asked: near its own 50%"
+        );
+        assert_eq!(
+            items_to_ask(3, estimated_rate(&survival(5, 2), 0.1), 0.25),
+            19,
+            "3 missing at 20% with the margin, not the 38 the run's rate asked for"
+        );
     }
 
     #[test]
