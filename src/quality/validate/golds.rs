@@ -656,8 +656,15 @@ fn count_keyed_by_share(question: &str, key: &str) -> bool {
     asks_count && share
 }
 
+/// Whether `question` asks for a time of day (`By what time of day must…`), which a clock time
+/// answers and a date (`2023-02-15`) does not.
+fn asks_time_of_day(question: &str) -> bool {
+    norm(question).contains("time of day")
+}
+
 /// A question that names the unit of its answer (`How many days…`) wants golds in that unit: a
-/// first gold in another unit rejects the item (`6 years`, or `70%` for `How many…`), and so
+/// first gold in another unit rejects the item (`6 years`, `70%` for `How many…`, a date for
+/// `what time of day`), and so
 /// does a bare number that the context counts only in something else (`327,114` beside
 /// `327,114 transactions`); a variant in another unit is doubtful.
 pub fn check_unit(
@@ -674,6 +681,17 @@ pub fn check_unit(
             Reason::GoldUnitMismatch,
             format!(
                 "the question asks how many (a count) and the first gold {key:?} is a percentage"
+            ),
+        );
+    }
+    if let Some(key) = golds
+        .first()
+        .filter(|key| asks_time_of_day(question) && clock_time(key).is_none())
+    {
+        return reject(
+            Reason::GoldUnitMismatch,
+            format!(
+                "the question asks for a time of day and the first gold {key:?} is no clock time"
             ),
         );
     }

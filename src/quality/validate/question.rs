@@ -382,7 +382,8 @@ pub fn check_particular(question: &str) -> Result<(), Rejection> {
 const ADVICE_WORDS: [&str; 4] = ["suggest", "improve", "optimize", "optimise"];
 
 /// A question answered without a context must ask for a fact. One that asks what to do or use
-/// ("Which encryption algorithm should the provider use?", "Can you suggest a way to
+/// ("Which encryption algorithm should the provider use?", "…should be used to meet HIPAA
+/// compliance requirements?", "Can you suggest a way to
 /// optimize…?", "How can we fix this issue?") has many right answers, and its key is the one
 /// the author liked.
 pub fn check_not_advice(question: &str) -> Result<(), Rejection> {
@@ -399,7 +400,7 @@ pub fn check_not_advice(question: &str) -> Result<(), Rejection> {
             words[at + 1..]
                 .iter()
                 .take(3)
-                .find(|next| matches!(**next, "use" | "do"))
+                .find(|next| matches!(**next, "use" | "used" | "do"))
         })
         .map(|verb| format!("should … {verb}"));
     let advice = words

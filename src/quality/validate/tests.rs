@@ -1175,6 +1175,10 @@ fn a_question_that_asks_for_advice_has_no_single_answer() {
             "Our data platform team (Python 3.11, pandas 1.4.3) is having trouble with the performance of some of our data processing tasks. We suspect that the issue might be related to the use of the `read_csv` function from pandas. Can you suggest a way to optimize the performance of this function?",
             "chunksize",
         ),
+        (
+            "A HIPAA-compliant SaaS provider needs to implement a feature that allows users to upload sensitive documents. The provider wants to ensure that the documents are encrypted before they are stored in the database. Which encryption algorithm should be used to meet HIPAA compliance requirements?",
+            "AES",
+        ),
     ] {
         assert_eq!(
             outcome(Category::TechnicalCode, &item(prompt, &[gold])),
@@ -1246,6 +1250,39 @@ fn a_key_that_every_snippet_but_one_states_leaves_no_distractors() {
 /// A multi_document_qa reply of the 1.5B author (seed 20261210) that passed the gate and both
 /// panel models: "How many successful transactions…" is asked for a count, and the key `70%` is
 /// the share its snippet gives beside the count (100).
+#[test]
+fn a_time_of_day_question_keyed_by_a_date_is_a_unit_mismatch() {
+    let prompt = "Memory:\n- ERP: SAP ERP 2023\n- version: 2023.01.01\n- endpoint: /api/erp/v1\n- schedule: daily\n- owner: SAP\n- deadline: 2023-01-15\n\nUpdate from IT Ops (15 January): the ERP version is updated to 2023.02.01; the endpoint is changed to /api/erp/v2; the schedule is adjusted to weekly; the owner is changed to SAP; the deadline is extended to 2023-02-15.\n\nQuestion: By what time of day must this ERP system be updated to the latest version?";
+    assert_eq!(
+        outcome(
+            Category::MemoryUpdate,
+            &memory(prompt, &["2023-02-15"], &["2023-02-15"], &["2023-01-15"])
+        ),
+        "gold_unit_mismatch"
+    );
+    let by_date = prompt.replace("what time of day", "what date");
+    assert_eq!(
+        outcome(
+            Category::MemoryUpdate,
+            &memory(&by_date, &["2023-02-15"], &["2023-02-15"], &["2023-01-15"])
+        ),
+        "ok",
+        "a question that asks for a date takes one"
+    );
+    let by_clock = prompt.replace(
+        "the deadline is extended to 2023-02-15",
+        "the update window moves from 17:00 to 15:30",
+    );
+    assert_eq!(
+        outcome(
+            Category::MemoryUpdate,
+            &memory(&by_clock, &["15:30", "3:30 pm"], &["15:30"], &["17:00"])
+        ),
+        "ok",
+        "a clock time answers it"
+    );
+}
+
 #[test]
 fn a_count_question_keyed_by_a_percentage_is_a_unit_mismatch() {
     let prompt = "[Doc 1] Payment processing system PPS-001 (approved)\nPPS-001 processes payments for customers in the EU. It uses a custom payment gateway that supports multiple payment methods.\n\n[Doc 2] Payment gateway logs, 3 March\nThe gateway logged 100 successful transactions for the EU cluster on 3 March. The logs show that the gateway processed 70% of the transactions in the EU cluster.\n\n[Doc 3] Proposal: longer payment processing time (rejected)\nA proposal to increase the payment processing time for the EU cluster was reviewed on 3 March and rejected for cost reasons.\n\n[Doc 4] EU cluster sizing note\nThe EU Kafka cluster grew from 9 to 12 brokers in February; each broker has 4 TB of disk and the replication factor stays at 3.\n\nQuestion: How many successful transactions did the EU cluster process in the EU cluster on 3 March?";
