@@ -9,7 +9,7 @@
 //! context handling; and a gold set that grades answers to other questions correct is too
 //! lenient.
 
-use crate::quality::grade::{graded, norm, states};
+use crate::quality::grade::{graded, lenient_bare_number, norm, states};
 use crate::quality::numeric::{self, Quantity};
 use crate::stages::item::{Candidate, Category};
 use crate::stages::reply;
@@ -235,7 +235,7 @@ fn variants_that_grade(
     let known: Vec<String> = item.golds.iter().map(|g| norm(g)).collect();
     let added: Vec<String> = numeric::canonical_golds(&key)
         .into_iter()
-        .filter(|g| !known.contains(&norm(g)))
+        .filter(|g| !known.contains(&norm(g)) && !lenient_bare_number(g))
         .collect();
     if added.is_empty() || graded(&item.prompt, &added) {
         return None;

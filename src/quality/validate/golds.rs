@@ -8,7 +8,7 @@ use super::quantity::{clock_time, numbers_in, same_value, Clock, NumberKey, Time
 use super::text::{unbalanced, word_count};
 use super::{reject, Reason, Rejection, Rules};
 use crate::quality::dedup::normalise;
-use crate::quality::grade::norm;
+use crate::quality::grade::{graded, lenient_bare_number, norm};
 use crate::stages::item::Category;
 
 /// Applies the gold rules that need no context, in `Reason::all()` order, and tells how every
@@ -768,6 +768,27 @@ pub fn check_grounded(
             *variant = Variant::Doubtful(format!(
                 "{gold:?} writes {}, a number that is nowhere in the {context_name}",
                 number.written()
+            ));
+        }
+    }
+}
+
+/// A variant that grades as a bare number of one or two digits beside a key that says more
+/// (`5` beside `5 years`) is doubtful: the grader would take any answer holding those digits
+/// (`15 years`, `2025`). It is kept where the context writes the bare number and not the key
+/// (`Seats: 85` beside the key `85 seats`): there it is the context's own form of the value.
+pub fn check_lenient(context: Option<&str>, golds: &[String], variants: &mut [Variant]) {
+    let Some((key, rest)) = golds.split_first() else {
+        return;
+    };
+    if lenient_bare_number(key) || context.is_some_and(|context| !graded(context, &[key])) {
+        return;
+    }
+    for (gold, variant) in rest.iter().zip(variants.iter_mut()) {
+        if lenient_bare_number(gold) {
+            *variant = Variant::Doubtful(format!(
+                "{gold:?} is a bare number the grader finds inside other answers (`15`, `2025`); \
+                 the key {key:?} says what it counts"
             ));
         }
     }

@@ -337,6 +337,7 @@ pub fn check_item(
     if let Some(context) = parts.context {
         golds::check_grounded(context, &item.golds, &mut variants, context_name(category));
     }
+    golds::check_lenient(parts.context, &item.golds, &mut variants);
     let (kept, dropped) = golds::drop_doubtful(std::mem::take(&mut item.golds), variants);
     item.golds = golds::without_repeats(kept);
     match (layout(category).answer, parts.context) {

@@ -249,7 +249,7 @@ fn a_doubtful_variant_is_dropped_and_the_item_kept_with_its_key() {
     let cases: &[(&[&str], &[&str])] = &[
         (&["15:30", "3:30"], &["3:30"]),
         (&["429", "Too Many Requests"], &["Too Many Requests"]),
-        (&["30 days", "30", "1 month"], &["1 month"]),
+        (&["30 days", "30", "1 month"], &["30", "1 month"]),
         (&["6 years", "six years"], &["six years"]),
     ];
     for (golds, dropped) in cases {
@@ -1250,6 +1250,26 @@ fn a_key_that_every_snippet_but_one_states_leaves_no_distractors() {
 /// A multi_document_qa reply of the 1.5B author (seed 20261210) that passed the gate and both
 /// panel models: "How many successful transactions…" is asked for a count, and the key `70%` is
 /// the share its snippet gives beside the count (100).
+#[test]
+fn a_bare_one_or_two_digit_variant_beside_a_key_with_its_unit_is_dropped() {
+    let prompt = "[Doc 1] Legal compliance policy\nThe company's legal compliance policy states that all documents must be reviewed and approved by legal staff before they can be released. The policy also requires that all documents must be stored for at least 5 years.\n\n[Doc 2] Legal compliance minutes, 2023-01-15\nThe legal compliance committee met on 2023-01-15 to review the legal compliance policy and discuss any issues that may arise. The committee agreed to review the policy and make any necessary changes.\n\n[Doc 3] Legal compliance report, 2023-01-30\nThe legal compliance team reviewed the documents and found that the policy was not being followed. The team recommended that the policy be updated and that all documents be reviewed and approved by legal staff before they can be released.\n\n[Doc 4] Legal compliance decision, 2023-02-01\nThe legal compliance committee made a decision to update the legal compliance policy and to review all documents and approve them before they can be released.\n\nQuestion: How many years must documents be stored according to the legal compliance policy?";
+    assert_eq!(
+        dropped_golds_of(Category::MultiDocumentQa, prompt, &["5 years", "5"]),
+        Ok(vec!["5".to_string()]),
+        "released with `5`, which grades `15 years` and `2025` correct"
+    );
+    assert_eq!(
+        dropped_golds(&["20 dollars", "$20", "USD 20"]),
+        Ok(vec![]),
+        "variants that write their unit are how answers give the value"
+    );
+    assert_eq!(
+        dropped_golds(&["400 days", "400"]),
+        Ok(vec![]),
+        "three digits are kept"
+    );
+}
+
 #[test]
 fn a_time_of_day_question_keyed_by_a_date_is_a_unit_mismatch() {
     let prompt = "Memory:\n- ERP: SAP ERP 2023\n- version: 2023.01.01\n- endpoint: /api/erp/v1\n- schedule: daily\n- owner: SAP\n- deadline: 2023-01-15\n\nUpdate from IT Ops (15 January): the ERP version is updated to 2023.02.01; the endpoint is changed to /api/erp/v2; the schedule is adjusted to weekly; the owner is changed to SAP; the deadline is extended to 2023-02-15.\n\nQuestion: By what time of day must this ERP system be updated to the latest version?";
