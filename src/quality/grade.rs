@@ -41,7 +41,9 @@ pub const LENIENT_DIGITS: usize = 2;
 /// unit (`10%`, `$20`) grades as leniently but is how answers give the value, so it is not one.
 pub fn lenient_bare_number(gold: &str) -> bool {
     let digits = gold.trim();
-    !digits.is_empty() && digits.len() <= LENIENT_DIGITS && digits.bytes().all(|b| b.is_ascii_digit())
+    !digits.is_empty()
+        && digits.len() <= LENIENT_DIGITS
+        && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// True when some gold, normalised, stands in the normalised answer as whole words: where the

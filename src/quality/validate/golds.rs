@@ -664,9 +664,8 @@ fn asks_time_of_day(question: &str) -> bool {
 
 /// A question that names the unit of its answer (`How many days…`) wants golds in that unit: a
 /// first gold in another unit rejects the item (`6 years`, `70%` for `How many…`, a date for
-/// `what time of day`), and so
-/// does a bare number that the context counts only in something else (`327,114` beside
-/// `327,114 transactions`); a variant in another unit is doubtful.
+/// `what time of day`), and so does a bare number that the context counts only in something
+/// else (`327,114` beside `327,114 transactions`); a variant in another unit is doubtful.
 pub fn check_unit(
     question: &str,
     context: Option<&str>,
@@ -773,7 +772,7 @@ pub fn check_grounded(
     }
 }
 
-/// A variant that grades as a bare number of one or two digits beside a key that says more
+/// A variant written as a bare number of one or two digits beside a key that says more
 /// (`5` beside `5 years`) is doubtful: the grader would take any answer holding those digits
 /// (`15 years`, `2025`). It is kept where the context writes the bare number and not the key
 /// (`Seats: 85` beside the key `85 seats`): there it is the context's own form of the value.

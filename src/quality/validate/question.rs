@@ -383,9 +383,8 @@ const ADVICE_WORDS: [&str; 4] = ["suggest", "improve", "optimize", "optimise"];
 
 /// A question answered without a context must ask for a fact. One that asks what to do or use
 /// ("Which encryption algorithm should the provider use?", "…should be used to meet HIPAA
-/// compliance requirements?", "Can you suggest a way to
-/// optimize…?", "How can we fix this issue?") has many right answers, and its key is the one
-/// the author liked.
+/// compliance requirements?", "Can you suggest a way to optimize…?", "How can we fix this
+/// issue?") has many right answers, and its key is the one the author liked.
 pub fn check_not_advice(question: &str) -> Result<(), Rejection> {
     let normalised = norm(question);
     let words: Vec<&str> = normalised.split_whitespace().collect();

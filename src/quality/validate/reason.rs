@@ -247,8 +247,8 @@ impl Reason {
             }
             Reason::GoldUnitMismatch => {
                 "the question names the unit of its answer (`How many days…`) and the first gold \
-                 is in another (`6 years`; `70%` for a count; a date for a time of day), or is a bare number the context counts in something \
-                 else (`327,114 transactions`)"
+                 is in another (`6 years`; `70%` for a count; a date for a time of day), or is a \
+                 bare number the context counts in something else (`327,114 transactions`)"
             }
             Reason::GoldReservedWord => {
                 "the question asks for a keyword argument or parameter and the first gold is a \

@@ -1247,9 +1247,6 @@ fn a_key_that_every_snippet_but_one_states_leaves_no_distractors() {
     }
 }
 
-/// A multi_document_qa reply of the 1.5B author (seed 20261210) that passed the gate and both
-/// panel models: "How many successful transactions…" is asked for a count, and the key `70%` is
-/// the share its snippet gives beside the count (100).
 #[test]
 fn a_bare_one_or_two_digit_variant_beside_a_key_with_its_unit_is_dropped() {
     let prompt = "[Doc 1] Legal compliance policy\nThe company's legal compliance policy states that all documents must be reviewed and approved by legal staff before they can be released. The policy also requires that all documents must be stored for at least 5 years.\n\n[Doc 2] Legal compliance minutes, 2023-01-15\nThe legal compliance committee met on 2023-01-15 to review the legal compliance policy and discuss any issues that may arise. The committee agreed to review the policy and make any necessary changes.\n\n[Doc 3] Legal compliance report, 2023-01-30\nThe legal compliance team reviewed the documents and found that the policy was not being followed. The team recommended that the policy be updated and that all documents be reviewed and approved by legal staff before they can be released.\n\n[Doc 4] Legal compliance decision, 2023-02-01\nThe legal compliance committee made a decision to update the legal compliance policy and to review all documents and approve them before they can be released.\n\nQuestion: How many years must documents be stored according to the legal compliance policy?";
@@ -1303,6 +1300,9 @@ fn a_time_of_day_question_keyed_by_a_date_is_a_unit_mismatch() {
     );
 }
 
+/// A multi_document_qa reply of the 1.5B author (seed 20261210) that passed the gate and both
+/// panel models: "How many successful transactions…" is asked for a count, and the key `70%` is
+/// the share its snippet gives beside the count (100).
 #[test]
 fn a_count_question_keyed_by_a_percentage_is_a_unit_mismatch() {
     let prompt = "[Doc 1] Payment processing system PPS-001 (approved)\nPPS-001 processes payments for customers in the EU. It uses a custom payment gateway that supports multiple payment methods.\n\n[Doc 2] Payment gateway logs, 3 March\nThe gateway logged 100 successful transactions for the EU cluster on 3 March. The logs show that the gateway processed 70% of the transactions in the EU cluster.\n\n[Doc 3] Proposal: longer payment processing time (rejected)\nA proposal to increase the payment processing time for the EU cluster was reviewed on 3 March and rejected for cost reasons.\n\n[Doc 4] EU cluster sizing note\nThe EU Kafka cluster grew from 9 to 12 brokers in February; each broker has 4 TB of disk and the replication factor stays at 3.\n\nQuestion: How many successful transactions did the EU cluster process in the EU cluster on 3 March?";
