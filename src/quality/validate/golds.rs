@@ -867,9 +867,13 @@ fn counted_as(context: &str, key: &str, asked: TimeUnit) -> Option<String> {
 
 /// A gold every word of which is a word of `question` (a plural read as its singular), so the
 /// question holds the answer it asks for (`best practices for automating` for "What is the best
-/// practice for automating…?"), as a gold the grader finds in the question does.
+/// practice for automating…?", `IAM policies for user access control` for "What is the IAM
+/// policy for user access control?"), as a gold the grader finds in the question does.
 pub fn echoes_question<'g>(question: &str, golds: &'g [String]) -> Option<&'g str> {
     let singular = |word: &str| -> String {
+        if let Some(stem) = word.strip_suffix("ies").filter(|stem| stem.len() >= 2) {
+            return format!("{stem}y");
+        }
         match word.strip_suffix('s') {
             Some(stem) if stem.len() >= 3 && !stem.ends_with('s') => stem.to_string(),
             _ => word.to_string(),

@@ -459,6 +459,20 @@ fn a_gold_made_of_its_questions_own_words_is_in_the_question() {
     );
 }
 
+/// The main job's release (seed 20261129) held this item: its key is Doc 1's title, which is the
+/// question's own words with `policy` in the plural.
+#[test]
+fn a_gold_that_is_its_questions_words_with_a_plural_in_ies_is_in_the_question() {
+    let prompt = "[Doc 1] IAM policies for user access control\nThe IAM policies for user access control are designed to ensure that only authorized users can access sensitive data. The policies are reviewed and updated regularly to reflect changes in organizational requirements and security policies.\n\n[Doc 2] IAM role hierarchy\nThe IAM role hierarchy is designed to ensure that users have the necessary permissions to perform their jobs. The hierarchy is reviewed and updated regularly to reflect changes in organizational requirements and security policies.\n\n[Doc 3] IAM access control matrix\nThe IAM access control matrix is designed to ensure that users have the necessary permissions to perform their jobs. The matrix is reviewed and updated regularly to reflect changes in organizational requirements and security policies.\n\n[Doc 4] IAM access control review\nThe IAM access control review is designed to ensure that users have the necessary permissions to perform their jobs. The review is reviewed and updated regularly to reflect changes in organizational requirements and security policies.\n\nQuestion: What is the IAM policy for user access control?";
+    assert_eq!(
+        outcome(
+            Category::MultiDocumentQa,
+            &item(prompt, &["IAM policies for user.access.control"])
+        ),
+        "gold_in_question"
+    );
+}
+
 #[test]
 fn a_question_that_asks_two_things_is_two_questions() {
     // The question of a long_document_qa item a 1.5B author wrote, keyed by the vendor alone.
