@@ -87,7 +87,7 @@ pub fn format_value(value: f64) -> String {
 }
 
 /// `1234567.5` → `1,234,567.5`; shorter integer parts are returned unchanged.
-fn with_separators(plain: &str) -> String {
+pub fn with_separators(plain: &str) -> String {
     let (sign, unsigned) = match plain.strip_prefix('-') {
         Some(rest) => ("-", rest),
         None => ("", plain),

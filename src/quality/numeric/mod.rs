@@ -20,7 +20,7 @@ mod scan;
 mod vocabulary;
 
 pub use answer_line::{extract_answer, extract_expr};
-pub use golds::{canonical_golds, format_value};
+pub use golds::{canonical_golds, format_value, with_separators};
 pub use parse::parse_quantity;
 pub use question::{is_rate_question, looks_ill_posed};
 

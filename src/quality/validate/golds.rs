@@ -924,6 +924,43 @@ pub fn without_repeats(golds: Vec<String>) -> Vec<String> {
         .collect()
 }
 
+/// Currency signs an amount may open with (`$12,480`).
+const CURRENCY_SIGNS: [char; 3] = ['$', '€', '£'];
+
+/// The other form of an amount the grader reads apart from it: with thousands separators when
+/// `gold` has none, without when it has them (`10000` and `10,000`, `$1500` and `$1,500`). An
+/// amount is a whole number of five to nine digits, or of four after a currency sign; four bare
+/// digits are left alone, since a year (`2023`) is written without separators.
+fn separator_twin(gold: &str) -> Option<String> {
+    let sign = gold.chars().next().filter(|c| CURRENCY_SIGNS.contains(c));
+    let number = &gold[sign.map_or(0, char::len_utf8)..];
+    let digits: String = number.chars().filter(|c| *c != ',').collect();
+    let fewest = if sign.is_some() { 4 } else { 5 };
+    let amount = (fewest..=9).contains(&digits.len())
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && !digits.starts_with('0');
+    let grouped = crate::quality::numeric::with_separators(&digits);
+    let twin = match number.contains(',') {
+        false => grouped,
+        true if grouped == number => digits,
+        true => return None,
+    };
+    amount.then(|| format!("{}{twin}", sign.map(String::from).unwrap_or_default()))
+}
+
+/// The golds, each followed by its [`separator_twin`] when it has one: the templates ask for
+/// both forms of numbers of 1,000 or more, and a small author writes one (`10000`), so an answer
+/// of `10,000` would be graded wrong.
+pub fn with_separator_twins(golds: Vec<String>) -> Vec<String> {
+    golds
+        .into_iter()
+        .flat_map(|gold| {
+            let twin = separator_twin(&gold);
+            std::iter::once(gold).chain(twin)
+        })
+        .collect()
+}
+
 /// A gold whose every number or code (`404`, `AAAA`, `KeyError`, `HTTP`) the prompt states as
 /// words of their own, so the prompt gives the answer away (`…returns a 404… Which HTTP status
 /// code…?` with `404` or `HTTP 404`). A gold without a number or code is left alone: a code

@@ -333,13 +333,14 @@ pub fn check_item(
     golds::check_reserved(parts.question, &item.golds)?;
     if let (Category::MultiDocumentQa, Some(key)) = (category, item.golds.first()) {
         snippets::check_distractors(&parts.snippets, key)?;
+        snippets::check_one_claimant(&parts.snippets, parts.question, key)?;
     }
     if let Some(context) = parts.context {
         golds::check_grounded(context, &item.golds, &mut variants, context_name(category));
     }
     golds::check_lenient(parts.context, &item.golds, &mut variants);
     let (kept, dropped) = golds::drop_doubtful(std::mem::take(&mut item.golds), variants);
-    item.golds = golds::without_repeats(kept);
+    item.golds = golds::without_repeats(golds::with_separator_twins(kept));
     match (layout(category).answer, parts.context) {
         (AnswerSource::Outside, _) if graded(prompt, &item.golds) => {
             return reject(

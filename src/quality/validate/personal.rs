@@ -1,6 +1,6 @@
 //! The content rules forbid personal data in an item, invented or not: a model asked for a
-//! customer record writes a name beside an email address, a phone number or a street address,
-//! and a released benchmark must not carry them.
+//! customer record writes a name beside an email address, a phone number, a street address or
+//! a payment card number, and a released benchmark must not carry them.
 
 use super::{reject, Reason, Rejection};
 use crate::stages::item::quote;
@@ -26,12 +26,17 @@ const STREET_SUFFIXES: &[&str] = &[
 /// Words of a street's name between its number and its suffix.
 const STREET_NAME_MAX_WORDS: usize = 3;
 
-/// Rejects a prompt that holds an email address, a phone number or a street address.
+/// Digits in a payment card number, as one run or in groups of four.
+const CARD_DIGITS: usize = 16;
+
+/// Rejects a prompt that holds an email address, a phone number, a street address or a payment
+/// card number.
 pub fn check_personal_data(prompt: &str) -> Result<(), Rejection> {
     let found = email_address(prompt)
         .map(|text| ("an email address", text))
         .or_else(|| phone_number(prompt).map(|text| ("a phone number", text)))
-        .or_else(|| street_address(prompt).map(|text| ("a street address", text)));
+        .or_else(|| street_address(prompt).map(|text| ("a street address", text)))
+        .or_else(|| card_number(prompt).map(|text| ("a payment card number", text)));
     match found {
         Some((kind, text)) => reject(
             Reason::PersonalData,
@@ -62,6 +67,33 @@ fn email_address(text: &str) -> Option<&str> {
                     tld.len() >= 2 && tld.chars().all(|c| c.is_ascii_alphabetic())
                 })
         })
+}
+
+/// Sixteen digits that no other digit touches, as one run (`1234567890123456`) or in four
+/// groups of four split by spaces or hyphens (`4111 1111 1111 1111`): a payment card's number,
+/// which the templates forbid whether or not it is a real one.
+fn card_number(text: &str) -> Option<&str> {
+    let bytes = text.as_bytes();
+    let digit_at = |at: usize| bytes.get(at).is_some_and(u8::is_ascii_digit);
+    (0..bytes.len()).find_map(|start| {
+        if !digit_at(start) || (start > 0 && digit_at(start - 1)) {
+            return None;
+        }
+        let run = (start..).take_while(|at| digit_at(*at)).count();
+        let end = match run {
+            CARD_DIGITS => start + CARD_DIGITS,
+            4 => {
+                let grouped = (1..4).all(|group| {
+                    let at = start + group * 5;
+                    matches!(bytes.get(at - 1), Some(b' ' | b'-')) && (at..at + 4).all(digit_at)
+                });
+                let end = start + 19;
+                (grouped && !digit_at(end)).then_some(end)?
+            }
+            _ => return None,
+        };
+        text.get(start..end)
+    })
 }
 
 /// A North American style number, `555-123-4567`, `(555) 123-4567` or `555.123.4567`, that no
@@ -143,6 +175,27 @@ mod tests {
 
     fn found(prompt: &str) -> Option<String> {
         check_personal_data(prompt).err().map(|r| r.detail)
+    }
+
+    /// The main job's release (seed 20261129) held this memory item: a bank account with a
+    /// card-style number and an expiration date.
+    #[test]
+    fn a_sixteen_digit_card_number_is_personal_data() {
+        let prompt = "Memory:\n- account: MyBank (Bank of America)\n- currency: USD\n- payment_method: Visa\n- account_number: 1234567890123456\n- expiration_date: 2024-12-31\n- account_type: checking\n- account_status: active\n\nQuestion: What is the account status of MyBank's checking account?";
+        assert_eq!(
+            found(prompt),
+            Some("the prompt holds a payment card number, \"1234567890123456\"".to_string())
+        );
+        assert!(found("- card: 4111-1111-1111-1111").is_some());
+        assert!(found("- card: 4111 1111 1111 1111").is_some());
+        for other in [
+            "- customer_id: 12345678901234567890",
+            "- policy_number: ABC1234567890",
+            "- account_id: 1234567890",
+            "- card: 4111 1111 1111 11112",
+        ] {
+            assert_eq!(found(other), None, "{other}");
+        }
     }
 
     #[test]

@@ -55,6 +55,7 @@ pub enum Reason {
     GoldInPrompt,
     GoldNotInContext,
     NoDistractors,
+    TwoSnippetsAnswer,
     GoldInQuestion,
     MissingDurable,
     DurableNotGold,
@@ -105,6 +106,7 @@ impl Reason {
             Reason::GoldInPrompt,
             Reason::GoldNotInContext,
             Reason::NoDistractors,
+            Reason::TwoSnippetsAnswer,
             Reason::GoldInQuestion,
             Reason::MissingDurable,
             Reason::DurableNotGold,
@@ -149,6 +151,7 @@ impl Reason {
             Reason::GoldInPrompt => "gold_in_prompt",
             Reason::GoldNotInContext => "gold_not_in_context",
             Reason::NoDistractors => "no_distractors",
+            Reason::TwoSnippetsAnswer => "two_snippets_answer",
             Reason::GoldInQuestion => "gold_in_question",
             Reason::MissingDurable => "missing_durable",
             Reason::DurableNotGold => "durable_not_gold",
@@ -171,7 +174,7 @@ impl Reason {
             Reason::EmptyPrompt => "the prompt is blank",
             Reason::PersonalData => {
                 "the prompt holds what the content rules forbid as personal data: an email \
-                 address, a phone number or a street address"
+                 address, a phone number, a street address or a payment card number"
             }
             Reason::PlaceholderPrompt => {
                 "the prompt is a placeholder: no letter or digit (`…`), one bracketed slot \
@@ -265,6 +268,10 @@ impl Reason {
             }
             Reason::NoDistractors => {
                 "fewer than two snippets leave the key (the first gold) out"
+            }
+            Reason::TwoSnippetsAnswer => {
+                "two snippets claim what the question asks for (`the latest`, `the highest`), \
+                 one without the key"
             }
             Reason::GoldInQuestion => {
                 "a gold is graded present in the question itself, or a gold is made of the \

@@ -334,6 +334,46 @@ pub fn check_distractors(snippets: &[Snippet], key: &str) -> Result<(), Rejectio
     )
 }
 
+/// Words by which a question picks one snippet as the one that makes a claim (`the latest
+/// version`, `the highest limit`).
+const CLAIM_WORDS: [&str; 11] = [
+    "latest", "newest", "recent", "current", "final", "earliest", "oldest", "highest", "lowest",
+    "largest", "smallest",
+];
+
+/// A question that picks its snippet by a claim needs one snippet that makes it. When a snippet
+/// that does not state the key makes it too ("PPS-PRO-300 is the latest version" beside
+/// "PPS-PRO-400 is the latest version"), two snippets answer the question.
+pub fn check_one_claimant(
+    snippets: &[Snippet],
+    question: &str,
+    key: &str,
+) -> Result<(), Rejection> {
+    let asked = crate::quality::grade::norm(question);
+    let claims = |text: &str, claim: &str| {
+        crate::quality::grade::norm(text)
+            .split_whitespace()
+            .any(|word| word == claim)
+    };
+    for claim in CLAIM_WORDS.iter().filter(|claim| claims(&asked, claim)) {
+        let (keyed, others): (Vec<&Snippet>, Vec<&Snippet>) = snippets
+            .iter()
+            .filter(|snippet| claims(snippet.body, claim))
+            .partition(|snippet| states(snippet.body, &[key]));
+        if let (Some(_), Some(rival)) = (keyed.first(), others.first()) {
+            return reject(
+                Reason::TwoSnippetsAnswer,
+                format!(
+                    "the question asks for the {claim} one, and snippet {} claims it as well as \
+                     the snippet that states the key {key:?}",
+                    rival.label
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
 /// What a snippet's body says, as the grader reads text: below its title line when it has one
 /// (`[Doc 3] Claims system, 2024` over the text), else the whole body.
 fn text_of(body: &str) -> String {

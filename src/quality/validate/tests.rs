@@ -1225,6 +1225,63 @@ fn a_question_that_asks_for_advice_has_no_single_answer() {
 /// gate and both panel models: every snippet states the key, so no snippet is a distractor and
 /// the question needs no picking. Two publishable records of the same runs, whose key two of
 /// four snippets state, are kept.
+/// The main job's release (seed 20261129) held this item: Doc 3 and Doc 4 each call their system
+/// the latest version, and the key is Doc 4's.
+#[test]
+fn a_question_for_the_latest_one_over_two_snippets_that_each_claim_it_has_two_answers() {
+    let prompt = "[Doc 1] Payment processing system PPS-PRO-100 (approved)\nPayment processing is a critical component of the fintech ecosystem. The PPS-PRO-100 system is designed to handle large volumes of transactions securely and efficiently. It supports multiple payment methods, including credit cards, debit cards, and electronic payments.\n\n[Doc 2] Payment processing system PPS-PRO-200 (approved)\nPPS-PRO-200 is a more advanced version of the PPS-PRO-100 system. It includes additional features such as fraud detection, risk assessment, and compliance monitoring. It is designed to handle even larger volumes of transactions and provide a more comprehensive payment processing experience.\n\n[Doc 3] Payment processing system PPS-PRO-300 (approved)\nPPS-PRO-300 is the latest version of the PPS-PRO-100 system. It includes even more advanced features such as machine learning, artificial intelligence, and natural language processing. It is designed to handle even larger volumes of transactions and provide a more advanced payment processing experience.\n\n[Doc 4] Payment processing system PPS-PRO-400 (approved)\nPPS-PRO-400 is the latest version of the PPS-PRO-100 system. It includes even more advanced features such as blockchain, smart contracts, and decentralized finance. It is designed to handle even larger volumes of transactions and provide a more advanced payment processing experience.\n\nQuestion: What is the latest version of the payment processing system?";
+    assert_eq!(
+        outcome(Category::MultiDocumentQa, &item(prompt, &["PPS-PRO-400"])),
+        "two_snippets_answer"
+    );
+    let one_claimant = prompt.replace(
+        "PPS-PRO-300 is the latest version",
+        "PPS-PRO-300 is a newer version",
+    );
+    assert_eq!(
+        outcome(
+            Category::MultiDocumentQa,
+            &item(&one_claimant, &["PPS-PRO-400"])
+        ),
+        "ok",
+        "one snippet claims to be the latest"
+    );
+}
+
+/// The main job's release (seed 20261129) held this item keyed `10000` alone, so an answer of
+/// `10,000` would be graded wrong.
+#[test]
+fn an_amount_gets_its_form_with_or_without_thousands_separators() {
+    let prompt = "Memory:\n- customer_id: 12345678901234567890\n- account_name: MyBank\n- account_type: Savings\n- account_currency: USD\n- account_balance: 10000\n- account_creation_date: 2023-01-01\n- account_status: Active\n\nQuestion: What is the current balance of this account?";
+    let golds_of = |category: Category, item: ItemFields| {
+        check_item(category, item, &Rules::default()).map(|kept| kept.item.golds)
+    };
+    assert_eq!(
+        golds_of(
+            Category::MemoryRecall,
+            memory(prompt, &["10000"], &["10000"], &[])
+        ),
+        Ok(strings(&["10000", "10,000"]))
+    );
+    let asked = "Which value does the audit log retention setting use by default?";
+    for (golds, expected) in [
+        (
+            &["$1,500", "1500 USD"][..],
+            &["$1,500", "$1500", "1500 USD"][..],
+        ),
+        (&["2023"], &["2023"]),
+        (&["12,480", "12480"], &["12,480", "12480"]),
+        (&["250000"], &["250000", "250,000"]),
+        (&["48213579064"], &["48213579064"]),
+    ] {
+        assert_eq!(
+            golds_of(Category::TechnicalCode, item(asked, golds)),
+            Ok(strings(expected)),
+            "{golds:?}"
+        );
+    }
+}
+
 #[test]
 fn a_key_that_every_snippet_but_one_states_leaves_no_distractors() {
     for (prompt, golds) in [
