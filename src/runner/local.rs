@@ -31,7 +31,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::config::MAX_PARALLEL;
-use request::{ChatMessage, ChatRequest, Sampling};
+use request::{ChatMessage, ChatRequest, Dry, Sampling};
 
 /// Completion budget when a request body has no `max_tokens`.
 pub const DEFAULT_MAX_TOKENS: u32 = 512;
@@ -114,6 +114,9 @@ pub struct LocalEngine {
     /// order (a prompt and the tokens generated after it). They outlive their request, so a later
     /// prompt evaluates only what follows the longest prefix it shares with any of them.
     held: Vec<Vec<LlamaToken>>,
+    /// The DRY sampler last built, unused, with what it was built for: requests that ask for the
+    /// same DRY clone it, since building one reads the whole vocabulary once per breaker.
+    dry: Option<(Dry, LlamaSampler)>,
     /// Room for one request's prompt or one token of every sequence.
     batch: LlamaBatch<'static>,
     last_timing: Option<Timing>,
@@ -241,6 +244,7 @@ impl LocalEngine {
             settings: settings.clone(),
             model_name,
             held: vec![Vec::new(); sequences],
+            dry: None,
             batch: LlamaBatch::new(batch_tokens, 1),
             last_timing: None,
         })
@@ -393,7 +397,7 @@ impl LocalEngine {
                 context_size,
             });
         }
-        let picker = self.token_picker(&request)?;
+        let picker = self.token_picker(&request, &prompt)?;
         let started = Instant::now();
         let reused = self.load_prefix(slot, &prompt);
         self.batch.clear();
@@ -552,9 +556,15 @@ impl LocalEngine {
         Ok(tokens)
     }
 
-    /// The repetition penalty, then temperature, nucleus and a seeded draw, in the order OpenAI
-    /// documents temperature and `top_p`; the grammar stays separate (see [`TokenPicker`]).
-    fn token_picker(&self, request: &ChatRequest) -> Result<TokenPicker, LocalError> {
+    /// The repetition penalty and DRY (as llama.cpp orders them), then temperature, nucleus and a
+    /// seeded draw, in the order OpenAI documents temperature and `top_p`; the grammar stays
+    /// separate (see [`TokenPicker`]). DRY has seen `prompt`, as in llama.cpp's server, so a reply
+    /// cannot copy long runs of its prompt either; the repetition penalty sees the reply only.
+    fn token_picker(
+        &mut self,
+        request: &ChatRequest,
+        prompt: &[LlamaToken],
+    ) -> Result<TokenPicker, LocalError> {
         let grammar = match &request.grammar {
             Some(grammar) => Some(
                 LlamaSampler::grammar(self.model, grammar, "root")
@@ -569,6 +579,13 @@ impl LocalEngine {
             0.0,
             0.0,
         )];
+        if let Some(dry) = &request.dry {
+            let mut sampler = self.dry_sampler(dry);
+            for &token in prompt {
+                sampler.accept(token);
+            }
+            stages.push(sampler);
+        }
         match request.sampling {
             Sampling::Greedy => stages.push(LlamaSampler::greedy()),
             Sampling::Random {
@@ -585,6 +602,26 @@ impl LocalEngine {
             grammar,
             chain: LlamaSampler::chain_simple(stages),
         })
+    }
+
+    /// A DRY sampler for `dry` that has seen no token.
+    fn dry_sampler(&mut self, dry: &Dry) -> LlamaSampler {
+        match &self.dry {
+            Some((built_for, sampler)) if built_for == dry => sampler.clone(),
+            _ => {
+                let whole_context = i32::try_from(self.token_limit()).unwrap_or(i32::MAX);
+                let sampler = LlamaSampler::dry(
+                    self.model,
+                    dry.multiplier,
+                    dry.base,
+                    dry.allowed_length,
+                    dry.penalty_last_n.unwrap_or(whole_context),
+                    &dry.breakers,
+                );
+                self.dry = Some((dry.clone(), sampler.clone()));
+                sampler
+            }
+        }
     }
 }
 
@@ -1034,6 +1071,42 @@ mod tests {
         let too_long = json!({"messages": [{"role": "user", "content": "river ".repeat(600)}]});
         assert!(engine.complete(&too_long).is_err());
         assert_eq!(engine.last_timing(), None);
+    }
+
+    #[test]
+    fn dry_stops_a_greedy_reply_from_repeating_a_sentence() {
+        let test = "dry_stops_a_greedy_reply_from_repeating_a_sentence";
+        let Some((model, _turn)) = test_model(test) else {
+            return;
+        };
+        let sentence = "The backup job runs every night at midnight.";
+        let mut engine = LocalEngine::load(&LocalSettings {
+            repeat_penalty: 1.0,
+            ..settings(model, 2, 512)
+        })
+        .expect("test model loads");
+        let mut reply = |dry: Value| {
+            let mut body = json!({
+                "messages": [{"role": "user", "content": format!("Continue this log, one line at a time:\n{sentence}\n{sentence}\n{sentence}")}],
+                "temperature": 0,
+                "max_tokens": 96
+            });
+            body.as_object_mut()
+                .expect("an object")
+                .extend(dry.as_object().expect("an object").clone());
+            content(&engine.complete(&body).expect("completion")).to_string()
+        };
+        let plain = reply(json!({}));
+        assert!(
+            plain.matches(sentence).count() >= 3,
+            "without DRY the model repeats the sentence: {plain}"
+        );
+        let dry = reply(json!({"dry_multiplier": 2.0, "dry_allowed_length": 3}));
+        assert_eq!(
+            dry.matches(sentence).count(),
+            0,
+            "DRY has seen the sentence in the prompt and lets no copy of it through: {dry}"
+        );
     }
 
     #[test]

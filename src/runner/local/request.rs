@@ -37,12 +37,38 @@ pub(super) enum Sampling {
     },
 }
 
-/// The parts of an OpenAI chat-completion body the local engine honours; other fields are
-/// ignored, as a batch endpoint ignores options a model does not support.
+/// llama.cpp's DRY ("don't repeat yourself") sampler, asked for with the body fields llama.cpp's
+/// own server reads: a token that would make a run of tokens repeat earlier text (prompt or
+/// reply) for longer than `allowed_length` is pushed down by `multiplier × base^(run −
+/// allowed_length)`. A run ends at any token holding one of the breakers.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Dry {
+    pub(super) multiplier: f32,
+    pub(super) base: f32,
+    pub(super) allowed_length: i32,
+    /// How many of the latest tokens it looks at; `None`: the whole context.
+    pub(super) penalty_last_n: Option<i32>,
+    pub(super) breakers: Vec<String>,
+}
+
+/// llama.cpp's defaults for the fields a body leaves out.
+const DRY_BASE: f32 = 1.75;
+const DRY_ALLOWED_LENGTH: i32 = 2;
+const DRY_BREAKERS: [&str; 4] = ["\n", ":", "\"", "*"];
+/// Bounds on the breakers: building the sampler reads the whole vocabulary once per breaker, and
+/// llama.cpp cuts each breaker to 40 characters.
+const MOST_DRY_BREAKERS: usize = 64;
+const LONGEST_DRY_BREAKER: usize = 40;
+
+/// The parts of an OpenAI chat-completion body the local engine honours, plus llama.cpp's DRY
+/// fields; other fields are ignored, as a batch endpoint ignores options a model does not
+/// support.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct ChatRequest {
     pub(super) messages: Vec<ChatMessage>,
     pub(super) sampling: Sampling,
+    /// `None` when the body asks for no DRY (no `dry_multiplier`, or 0).
+    pub(super) dry: Option<Dry>,
     pub(super) max_tokens: u32,
     pub(super) grammar: Option<String>,
     pub(super) model: Option<String>,
@@ -78,6 +104,7 @@ impl ChatRequest {
         Ok(ChatRequest {
             messages: parse_messages(body.get("messages"))?,
             sampling,
+            dry: parse_dry(body)?,
             max_tokens: parse_max_tokens(body)?,
             grammar: parse_response_format(body.get("response_format"))?,
             model,
@@ -128,6 +155,72 @@ fn optional_number(body: &Value, key: &str) -> Result<Option<f32>, LocalError> {
             _ => Err(LocalError::InvalidBody(format!("{key} must be a number"))),
         },
     }
+}
+
+fn optional_integer(body: &Value, key: &str) -> Result<Option<i32>, LocalError> {
+    match body.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => match value.as_i64().map(i32::try_from) {
+            Some(Ok(number)) => Ok(Some(number)),
+            _ => Err(LocalError::InvalidBody(format!("{key} must be an integer"))),
+        },
+    }
+}
+
+/// The DRY fields of llama.cpp's server: `dry_multiplier` (0 or unset: off), `dry_base`,
+/// `dry_allowed_length`, `dry_penalty_last_n` (-1: the whole context) and
+/// `dry_sequence_breakers`, with its defaults.
+fn parse_dry(body: &Value) -> Result<Option<Dry>, LocalError> {
+    let multiplier = optional_number(body, "dry_multiplier")?.unwrap_or(0.0);
+    if multiplier < 0.0 {
+        return Err(invalid("dry_multiplier must not be negative"));
+    }
+    let base = optional_number(body, "dry_base")?.unwrap_or(DRY_BASE);
+    if base < 1.0 {
+        return Err(invalid("dry_base must be 1 or more"));
+    }
+    let allowed_length =
+        optional_integer(body, "dry_allowed_length")?.unwrap_or(DRY_ALLOWED_LENGTH);
+    if allowed_length < 0 {
+        return Err(invalid("dry_allowed_length must not be negative"));
+    }
+    let penalty_last_n = match optional_integer(body, "dry_penalty_last_n")? {
+        None | Some(-1) => None,
+        Some(n) if n > 0 => Some(n),
+        Some(_) => return Err(invalid(
+            "dry_penalty_last_n must be a positive number of tokens, or -1 for the whole context",
+        )),
+    };
+    let breakers = match body.get("dry_sequence_breakers") {
+        None | Some(Value::Null) => DRY_BREAKERS.iter().map(ToString::to_string).collect(),
+        Some(Value::Array(breakers)) if breakers.len() <= MOST_DRY_BREAKERS => breakers
+            .iter()
+            .map(|breaker| match breaker.as_str() {
+                Some(text)
+                    if !text.is_empty()
+                        && !text.contains('\0')
+                        && text.chars().count() <= LONGEST_DRY_BREAKER =>
+                {
+                    Ok(text.to_string())
+                }
+                _ => Err(LocalError::InvalidBody(format!(
+                    "dry_sequence_breakers must hold non-empty strings of at most {LONGEST_DRY_BREAKER} characters"
+                ))),
+            })
+            .collect::<Result<_, _>>()?,
+        Some(_) => {
+            return Err(LocalError::InvalidBody(format!(
+                "dry_sequence_breakers must be an array of at most {MOST_DRY_BREAKERS} strings"
+            )))
+        }
+    };
+    Ok((multiplier > 0.0).then_some(Dry {
+        multiplier,
+        base,
+        allowed_length,
+        penalty_last_n,
+        breakers,
+    }))
 }
 
 /// `max_completion_tokens` is OpenAI's newer name for `max_tokens`; it wins when both are set.
@@ -285,6 +378,57 @@ mod tests {
             body["messages"] = messages.clone();
             assert!(
                 matches!(ChatRequest::parse(&body), Err(LocalError::InvalidBody(_))),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn dry_fields_are_read_with_llama_cpp_defaults() {
+        let messages = json!([{"role": "user", "content": "hi"}]);
+        let parse = |fields: Value| {
+            let mut body = fields;
+            body["messages"] = messages.clone();
+            ChatRequest::parse(&body).map(|request| request.dry)
+        };
+        assert_eq!(parse(json!({})).unwrap(), None, "off unless asked for");
+        assert_eq!(parse(json!({"dry_multiplier": 0})).unwrap(), None);
+        assert_eq!(
+            parse(json!({"dry_multiplier": 0.8})).unwrap(),
+            Some(Dry {
+                multiplier: 0.8,
+                base: 1.75,
+                allowed_length: 2,
+                penalty_last_n: None,
+                breakers: ["\n", ":", "\"", "*"].map(String::from).to_vec(),
+            })
+        );
+        let chosen = parse(json!({
+            "dry_multiplier": 2, "dry_base": 2, "dry_allowed_length": 4,
+            "dry_penalty_last_n": 512, "dry_sequence_breakers": ["\n", "7"]
+        }))
+        .unwrap()
+        .expect("on");
+        assert_eq!(
+            (chosen.base, chosen.allowed_length, chosen.penalty_last_n),
+            (2.0, 4, Some(512))
+        );
+        assert_eq!(chosen.breakers, ["\n", "7"]);
+        for bad in [
+            json!({"dry_multiplier": -1}),
+            json!({"dry_multiplier": "high"}),
+            json!({"dry_multiplier": 1, "dry_base": 0.5}),
+            json!({"dry_multiplier": 1, "dry_allowed_length": -2}),
+            json!({"dry_multiplier": 1, "dry_allowed_length": 2.5}),
+            json!({"dry_multiplier": 1, "dry_penalty_last_n": 0}),
+            json!({"dry_multiplier": 1, "dry_sequence_breakers": "\n"}),
+            json!({"dry_multiplier": 1, "dry_sequence_breakers": [""]}),
+            json!({"dry_multiplier": 1, "dry_sequence_breakers": ["a\u{0}b"]}),
+            json!({"dry_multiplier": 1, "dry_sequence_breakers": [7]}),
+            json!({"dry_multiplier": 1, "dry_sequence_breakers": vec!["x"; 65]}),
+        ] {
+            assert!(
+                matches!(parse(bad.clone()), Err(LocalError::InvalidBody(_))),
                 "{bad}"
             );
         }
