@@ -274,20 +274,33 @@ fn within_topup_limit(
 }
 
 /// `plan` cut to `left` requests: the categories that survived best so far come first, each
-/// with what the top-up rule asks for, until no request is left; ties keep the categories'
-/// order.
+/// with what the top-up rule asks for, until no request is left. Categories that survived
+/// equally well share what is left of it one request at a time, in the categories' order, so
+/// neither is left with nothing for coming second.
 fn cut_to(plan: Plan, mut left: usize, survival_so_far: &BTreeMap<Category, f64>) -> Plan {
     let rate = |c: &Category| survival_so_far.get(c).copied().unwrap_or(0.0);
     let mut order: Vec<(Category, Slice)> = plan.into_iter().collect();
     order.sort_by(|a, b| rate(&b.0).total_cmp(&rate(&a.0)));
     let mut cut = Plan::new();
-    for (category, mut slice) in order {
-        if left == 0 {
-            break;
+    for tied in order.chunk_by(|a, b| rate(&a.0) == rate(&b.0)) {
+        let mut given = vec![0; tied.len()];
+        while left > 0 {
+            let before = left;
+            for ((_, slice), given) in tied.iter().zip(given.iter_mut()) {
+                if left > 0 && *given < slice.requests {
+                    *given += 1;
+                    left -= 1;
+                }
+            }
+            if left == before {
+                break;
+            }
         }
-        slice.requests = slice.requests.min(left);
-        left -= slice.requests;
-        cut.insert(category, slice);
+        for ((category, slice), requests) in tied.iter().zip(given) {
+            if requests > 0 {
+                cut.insert(*category, Slice { requests, ..*slice });
+            }
+        }
     }
     cut
 }
@@ -529,13 +542,24 @@ mod tests {
         let cut = cut_to(plan.clone(), 9, &survival);
         let expected: Plan = [
             (Category::MemoryRecall, slice(9, 6)),
-            (Category::SimpleFactual, slice(5, 3)),
+            (Category::SimpleFactual, slice(5, 2)),
+            (Category::MemoryUpdate, slice(2, 1)),
         ]
         .into();
         assert_eq!(
             cut, expected,
-            "memory_recall survives best; simple_factual ties memory_update and comes first"
+            "memory_recall survives best; simple_factual and memory_update tie and share the rest"
         );
+        let shared = cut_to(plan.clone(), 11, &survival);
+        assert_eq!(
+            (
+                shared[&Category::SimpleFactual].requests,
+                shared[&Category::MemoryUpdate].requests
+            ),
+            (3, 2),
+            "a tied category that asks for less gets all it asks, the other the rest"
+        );
+        assert!(!shared.contains_key(&Category::Reasoning), "{shared:?}");
         assert_eq!(
             cut_to(plan.clone(), 100, &survival),
             plan,
