@@ -927,18 +927,24 @@ pub fn without_repeats(golds: Vec<String>) -> Vec<String> {
 /// Currency signs an amount may open with (`$12,480`).
 const CURRENCY_SIGNS: [char; 3] = ['$', '€', '£'];
 
+/// Four bare digits in this range may be a year, which is written without separators.
+const YEARS: std::ops::RangeInclusive<u32> = 1900..=2099;
+
 /// The other form of an amount the grader reads apart from it: with thousands separators when
 /// `gold` has none, without when it has them (`10000` and `10,000`, `$1500` and `$1,500`). An
-/// amount is a whole number of five to nine digits, or of four after a currency sign; four bare
-/// digits are left alone, since a year (`2023`) is written without separators.
+/// amount is a whole number of five to nine digits, or of four after a currency sign or outside
+/// [`YEARS`] (`1000` and `1,000`); `2023` is left alone.
 fn separator_twin(gold: &str) -> Option<String> {
     let sign = gold.chars().next().filter(|c| CURRENCY_SIGNS.contains(c));
     let number = &gold[sign.map_or(0, char::len_utf8)..];
     let digits: String = number.chars().filter(|c| *c != ',').collect();
-    let fewest = if sign.is_some() { 4 } else { 5 };
-    let amount = (fewest..=9).contains(&digits.len())
-        && digits.bytes().all(|b| b.is_ascii_digit())
-        && !digits.starts_with('0');
+    let amount = digits.bytes().all(|b| b.is_ascii_digit())
+        && !digits.starts_with('0')
+        && match digits.len() {
+            4 => sign.is_some() || digits.parse().is_ok_and(|n: u32| !YEARS.contains(&n)),
+            5..=9 => true,
+            _ => false,
+        };
     let grouped = crate::quality::numeric::with_separators(&digits);
     let twin = match number.contains(',') {
         false => grouped,

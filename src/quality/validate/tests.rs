@@ -1270,6 +1270,8 @@ fn an_amount_gets_its_form_with_or_without_thousands_separators() {
             &["$1,500", "$1500", "1500 USD"][..],
         ),
         (&["2023"], &["2023"]),
+        (&["1999"], &["1999"]),
+        (&["4500"], &["4500", "4,500"]),
         (&["12,480", "12480"], &["12,480", "12480"]),
         (&["250000"], &["250000", "250,000"]),
         (&["48213579064"], &["48213579064"]),
@@ -1280,6 +1282,12 @@ fn an_amount_gets_its_form_with_or_without_thousands_separators() {
             "{golds:?}"
         );
     }
+    let released = "[Doc 1] Payment processing system PPS-123 (approved)\nPPS-123 is a robust payment processing system that handles transactions of all sizes. It supports multiple payment methods and integrates with various payment gateways.\n\n[Doc 2] Payment gateway details, 15 February\nPPS-123 uses the Stripe payment gateway for all transactions. The gateway supports multiple payment methods and integrates with various payment gateways.\n\n[Doc 3] Payment system review, 20 February\nPPS-123 was reviewed on 20 February and approved for continued operations. The system is stable and reliable.\n\n[Doc 4] Payment system sizing note\nPPS-123 has a total of 1000 payment processors and 500 payment gateways.\n\nQuestion: How many payment processors does PPS-123 have?";
+    assert_eq!(
+        golds_of(Category::MultiDocumentQa, item(released, &["1000"])),
+        Ok(strings(&["1000", "1,000"])),
+        "a four-digit count that cannot be a year gains its grouped form"
+    );
 }
 
 #[test]
