@@ -615,7 +615,9 @@ impl LocalEngine {
                     dry.multiplier,
                     dry.base,
                     dry.allowed_length,
-                    dry.penalty_last_n.unwrap_or(whole_context),
+                    // llama.cpp sizes a buffer by it: no window past the context
+                    dry.penalty_last_n
+                        .map_or(whole_context, |n| n.min(whole_context)),
                     &dry.breakers,
                 );
                 self.dry = Some((dry.clone(), sampler.clone()));

@@ -46,7 +46,8 @@ pub(super) struct Dry {
     pub(super) multiplier: f32,
     pub(super) base: f32,
     pub(super) allowed_length: i32,
-    /// How many of the latest tokens it looks at; `None`: the whole context.
+    /// How many of the latest tokens it looks at (at most the context); `None`: the whole
+    /// context.
     pub(super) penalty_last_n: Option<i32>,
     pub(super) breakers: Vec<String>,
 }
