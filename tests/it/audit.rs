@@ -13,22 +13,25 @@ use saseval_testkit::replies;
 use crate::responders::{good_responder, items_of};
 use crate::world::{count_by_category, stable, World, CATEGORIES};
 
-/// Items whose key is a distractor of their own context: another snippet's value, a value from
-/// another turn of the dialog, another fact of the document. The careful panel answers the true
-/// key, which the grader does not match against the distractor.
+/// Items whose key is a distractor of their own context: a value from another turn of the
+/// dialog, another fact of the document. The careful panel answers the true key, which the grader
+/// does not match against the distractor.
 /// In id order, as the report lists them.
-const DISTRACTED: [&str; 3] = [
-    "conversational.r0.0000.0",
-    "long_document_qa.r0.0000.0",
-    "multi_document_qa.r0.0000.0",
-];
+const DISTRACTED: [&str; 2] = ["conversational.r0.0000.0", "long_document_qa.r0.0000.0"];
+
+/// An item keyed by another snippet's value: the snippet that holds the true key holds every word
+/// of the question the keyed one holds, so the gate refuses it before the panel is paid.
+const DISTRACTED_AT_THE_GATE: &str = "multi_document_qa.r0.0000.0";
 
 /// The authoring requests whose first item gets a distractor key.
 fn planted(custom_id: &str) -> bool {
-    DISTRACTED.iter().any(|id| {
-        let category = id.split('.').next().unwrap_or("");
-        custom_id == format!("author/{category}/r0/0000")
-    })
+    DISTRACTED
+        .iter()
+        .chain([&DISTRACTED_AT_THE_GATE])
+        .any(|id| {
+            let category = id.split('.').next().unwrap_or("");
+            custom_id == format!("author/{category}/r0/0000")
+        })
 }
 
 /// The panel of these tests.
@@ -160,6 +163,14 @@ fn a_key_the_panel_does_not_reach_is_flagged_left_out_and_the_surplus_fills_its_
         assert!(!released.contains(&prompt), "{id} is left out");
     }
     let rejects = world.read_jsonl("rejects.jsonl");
+    assert!(
+        rejects
+            .iter()
+            .any(|r| r["item_id"] == DISTRACTED_AT_THE_GATE
+                && r["reason"] == "two_snippets_answer"),
+        "the multi-document item keyed by another snippet's value is refused at the gate"
+    );
+    assert!(!report.contains_key(DISTRACTED_AT_THE_GATE));
     for id in DISTRACTED {
         assert!(
             rejects
@@ -178,7 +189,7 @@ fn a_key_the_panel_does_not_reach_is_flagged_left_out_and_the_surplus_fills_its_
         serde_json::json!(["p-a", "p-b", "p-c"])
     );
     assert_eq!(manifest["audit"]["min_correct"], 2);
-    assert_eq!(manifest["audit"]["flags"]["panel_disagrees"], 3);
+    assert_eq!(manifest["audit"]["flags"]["panel_disagrees"], 2);
     let flagged = report
         .values()
         .filter(|l| l["verdict"]["flags"] != serde_json::json!([]));
@@ -202,7 +213,7 @@ fn a_key_the_panel_does_not_reach_is_flagged_left_out_and_the_surplus_fills_its_
     let card = std::fs::read_to_string(world.out().join("README.md")).expect("card");
     assert!(card.contains("3. **Audit panel:**"), "{card}");
     assert!(card.contains("at least 2 of 3 panel"), "{card}");
-    assert!(card.contains("`panel_disagrees` (3)"), "{card}");
+    assert!(card.contains("`panel_disagrees` (2)"), "{card}");
     assert!(
         card.contains("| `conversational` | 100.0% (4/4) |"),
         "{card}"

@@ -333,7 +333,7 @@ pub fn check_item(
     golds::check_reserved(parts.question, &item.golds)?;
     if let (Category::MultiDocumentQa, Some(key)) = (category, item.golds.first()) {
         snippets::check_distractors(&parts.snippets, key)?;
-        snippets::check_one_claimant(&parts.snippets, parts.question, key)?;
+        snippets::check_one_answer(&parts.snippets, parts.question, key)?;
     }
     if let Some(context) = parts.context {
         golds::check_grounded(context, &item.golds, &mut variants, context_name(category));

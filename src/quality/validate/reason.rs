@@ -270,8 +270,9 @@ impl Reason {
                 "fewer than two snippets leave the key (the first gold) out"
             }
             Reason::TwoSnippetsAnswer => {
-                "two snippets claim what the question asks for (`the latest`, `the highest`), \
-                 one without the key"
+                "two snippets answer the question: both claim what it asks for (`the latest`, \
+                 `the highest`), or one without the key holds all its words the key's holds, and \
+                 a number"
             }
             Reason::GoldInQuestion => {
                 "a gold is graded present in the question itself, or a gold is made of the \

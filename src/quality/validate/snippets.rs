@@ -3,9 +3,11 @@
 //! `Snippet 3:`, `Document 2 —`, `## Heading`, `1.`, `**Title**`, `Source: …`) labels every
 //! snippet, each snippet has a body, and labels that carry ordinals run in order.
 
+use std::collections::BTreeSet;
+
 use super::text::{line_label, lines, word_count};
 use super::{in_range, reject, Reason, Rejection, Rules};
-use crate::quality::grade::states;
+use crate::quality::grade::{norm, states};
 
 /// One snippet: its label as written, the text after the label, and how many words that is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -341,26 +343,31 @@ const CLAIM_WORDS: [&str; 11] = [
     "largest", "smallest",
 ];
 
-/// A question that picks its snippet by a claim needs one snippet that makes it. When a snippet
-/// that does not state the key makes it too ("PPS-PRO-300 is the latest version" beside
-/// "PPS-PRO-400 is the latest version"), two snippets answer the question.
-pub fn check_one_claimant(
-    snippets: &[Snippet],
-    question: &str,
-    key: &str,
-) -> Result<(), Rejection> {
-    let asked = crate::quality::grade::norm(question);
-    let claims = |text: &str, claim: &str| {
-        crate::quality::grade::norm(text)
-            .split_whitespace()
-            .any(|word| word == claim)
-    };
-    for claim in CLAIM_WORDS.iter().filter(|claim| claims(&asked, claim)) {
-        let (keyed, others): (Vec<&Snippet>, Vec<&Snippet>) = snippets
-            .iter()
-            .filter(|snippet| claims(snippet.body, claim))
-            .partition(|snippet| states(snippet.body, &[key]));
-        if let (Some(_), Some(rival)) = (keyed.first(), others.first()) {
+/// Words a question is built with, which say nothing of what it asks about.
+const QUESTION_WORDS: [&str; 44] = [
+    "what", "which", "who", "when", "where", "why", "how", "many", "much", "does", "did", "do",
+    "is", "are", "was", "were", "be", "the", "an", "and", "or", "of", "in", "on", "at", "to", "by",
+    "as", "it", "for", "with", "from", "into", "that", "this", "its", "has", "have", "had", "will",
+    "can", "we", "our", "you",
+];
+
+/// One snippet answers the question. A question that picks its snippet by a claim needs one
+/// snippet that makes it: when a snippet that does not state the key makes it too
+/// ("PPS-PRO-300 is the latest version" beside "PPS-PRO-400 is the latest version"), two
+/// snippets answer. So do they when, for every snippet that states the key, a snippet without
+/// it, with a number of its own, holds every word of the question that it holds: nothing in the
+/// question tells them apart ("release a new version … in the next 2 weeks" beside "upgraded to version 3.0 on March
+/// 15th", for "the planned release date for the new version").
+pub fn check_one_answer(snippets: &[Snippet], question: &str, key: &str) -> Result<(), Rejection> {
+    let asked = norm(question);
+    let (keyed, others): (Vec<&Snippet>, Vec<&Snippet>) = snippets
+        .iter()
+        .partition(|snippet| states(snippet.body, &[key]));
+    let has = |text: &str, word: &str| text.split_whitespace().any(|w| w == word);
+    for claim in CLAIM_WORDS.iter().filter(|claim| has(&asked, claim)) {
+        let claims = |snippet: &Snippet| has(&norm(snippet.body), claim);
+        let rival = others.iter().find(|snippet| claims(snippet));
+        if let (true, Some(rival)) = (keyed.iter().any(|snippet| claims(snippet)), rival) {
             return reject(
                 Reason::TwoSnippetsAnswer,
                 format!(
@@ -371,7 +378,44 @@ pub fn check_one_claimant(
             );
         }
     }
-    Ok(())
+    let terms: BTreeSet<&str> = asked
+        .split_whitespace()
+        .filter(|word| {
+            (word.len() >= 2 || word.bytes().any(|b| b.is_ascii_digit()))
+                && !QUESTION_WORDS.contains(word)
+        })
+        .collect();
+    let held = |snippet: &Snippet| -> BTreeSet<&str> {
+        let body = norm(snippet.body);
+        let words: BTreeSet<&str> = body.split_whitespace().collect();
+        terms
+            .iter()
+            .copied()
+            .filter(|term| words.contains(term))
+            .collect()
+    };
+    let rival_of = |keyed: &Snippet| {
+        let pointed = held(keyed);
+        others.iter().copied().find(|snippet| {
+            text_of(snippet.body).bytes().any(|b| b.is_ascii_digit())
+                && held(snippet).is_superset(&pointed)
+        })
+    };
+    let rivals: Option<Vec<(&Snippet, &Snippet)>> = keyed
+        .iter()
+        .map(|&keyed| rival_of(keyed).map(|rival| (keyed, rival)))
+        .collect();
+    match rivals.as_deref() {
+        Some([(keyed, rival), ..]) => reject(
+            Reason::TwoSnippetsAnswer,
+            format!(
+                "snippet {} holds every word of the question that snippet {} (which states the \
+                 key {key:?}) holds, and a number of its own",
+                rival.label, keyed.label
+            ),
+        ),
+        _ => Ok(()),
+    }
 }
 
 /// What a snippet's body says, as the grader reads text: below its title line when it has one
@@ -382,7 +426,7 @@ fn text_of(body: &str) -> String {
         Some((_, below)) if !below.trim().is_empty() => below,
         _ => body,
     };
-    crate::quality::grade::norm(text)
+    norm(text)
 }
 
 /// Labels that carry ordinals run 1, 2, 3… (or A, B, C…, or I, II, III…); a scheme's labels
