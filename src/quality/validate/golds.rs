@@ -9,6 +9,7 @@ use super::text::{unbalanced, word_count};
 use super::{reject, Reason, Rejection, Rules};
 use crate::quality::dedup::normalise;
 use crate::quality::grade::{graded, lenient_bare_number, norm};
+use crate::quality::numeric::with_separators;
 use crate::stages::item::Category;
 
 /// Applies the gold rules that need no context, in `Reason::all()` order, and tells how every
@@ -945,7 +946,7 @@ fn separator_twin(gold: &str) -> Option<String> {
             5..=9 => true,
             _ => false,
         };
-    let grouped = crate::quality::numeric::with_separators(&digits);
+    let grouped = with_separators(&digits);
     let twin = match number.contains(',') {
         false => grouped,
         true if grouped == number => digits,

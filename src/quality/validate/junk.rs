@@ -124,7 +124,7 @@ pub fn check_length(prompt: &str, min_words: usize) -> Result<(), Rejection> {
 }
 
 /// Words a complete sentence does not end on.
-const DANGLING_WORDS: &[&str] = &[
+pub(super) const DANGLING_WORDS: &[&str] = &[
     "a", "an", "the", "and", "or", "but", "of", "to", "in", "on", "at", "by", "for", "with",
     "from", "into", "is", "are", "was", "were", "be", "that", "which", "as", "if", "than", "its",
     "their", "our", "your", "my", "this", "these", "those",

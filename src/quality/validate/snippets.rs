@@ -5,6 +5,8 @@
 
 use std::collections::BTreeSet;
 
+use super::junk::DANGLING_WORDS;
+use super::question::QUESTION_WORDS;
 use super::text::{line_label, lines, word_count};
 use super::{in_range, reject, Reason, Rejection, Rules};
 use crate::quality::grade::{norm, states};
@@ -343,13 +345,18 @@ const CLAIM_WORDS: [&str; 11] = [
     "largest", "smallest",
 ];
 
-/// Words a question is built with, which say nothing of what it asks about.
-const QUESTION_WORDS: [&str; 44] = [
-    "what", "which", "who", "when", "where", "why", "how", "many", "much", "does", "did", "do",
-    "is", "are", "was", "were", "be", "the", "an", "and", "or", "of", "in", "on", "at", "to", "by",
-    "as", "it", "for", "with", "from", "into", "that", "this", "its", "has", "have", "had", "will",
-    "can", "we", "our", "you",
+/// Words of a question that, besides its question words and the words a sentence does not end
+/// on, say nothing of what it asks about.
+const QUESTION_FILLER: [&str; 13] = [
+    "many", "much", "does", "did", "do", "has", "have", "had", "will", "can", "it", "we", "you",
 ];
+
+/// Whether `word` tells nothing of what a question asks about.
+fn says_nothing(word: &str) -> bool {
+    QUESTION_WORDS.contains(&word)
+        || DANGLING_WORDS.contains(&word)
+        || QUESTION_FILLER.contains(&word)
+}
 
 /// One snippet answers the question. A question that picks its snippet by a claim needs one
 /// snippet that makes it: when a snippet that does not state the key makes it too
@@ -381,8 +388,7 @@ pub fn check_one_answer(snippets: &[Snippet], question: &str, key: &str) -> Resu
     let terms: BTreeSet<&str> = asked
         .split_whitespace()
         .filter(|word| {
-            (word.len() >= 2 || word.bytes().any(|b| b.is_ascii_digit()))
-                && !QUESTION_WORDS.contains(word)
+            (word.len() >= 2 || word.bytes().any(|b| b.is_ascii_digit())) && !says_nothing(word)
         })
         .collect();
     let held = |snippet: &Snippet| -> BTreeSet<&str> {
