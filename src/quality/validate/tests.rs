@@ -1251,7 +1251,7 @@ fn a_question_for_the_latest_one_over_two_snippets_that_each_claim_it_has_two_an
 /// The sixth session's main job released this item: Doc 1 states the key, but three other snippets
 /// each plan "a new version" of the system, in 2 weeks, 3 months and 4 weeks.
 #[test]
-fn a_question_whose_words_another_snippet_matches_better_has_two_answers() {
+fn a_question_that_cannot_tell_two_snippets_apart_has_two_answers() {
     let prompt = "[Doc 1] CRM system upgrade plan\nThe CRM system will be upgraded to version 3.0 on March 15th. The upgrade will include new features and improvements for sales, customer service, and marketing. The upgrade will be phased out over the next 6 months, with a 20% reduction in usage during the first 3 months.\n\n[Doc 2] CRM user feedback\nThe CRM team received feedback from users that the new version of the system is more intuitive and easier to use. The team is planning to release a new version of the system in the next 2 weeks.\n\n[Doc 3] CRM system performance report\nThe CRM team has released a performance report showing that the new version of the system is faster and more reliable than the previous version. The team is planning to release a new version of the system in the next 3 months.\n\n[Doc 4] CRM system user training\nThe CRM team has released a user training video showing how to use the new version of the system. The team is planning to release a new version of the system in the next 4 weeks.\n\nQuestion: What is the planned release date for the new version of the CRM system?";
     assert_eq!(
         outcome(Category::MultiDocumentQa, &item(prompt, &["March 15th"])),
