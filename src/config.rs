@@ -267,12 +267,13 @@ pub struct Author {
     #[serde(default = "default_topup_margin")]
     pub topup_margin: f64,
     /// The most authoring requests all top-up rounds together send; unset, no bound but the
-    /// cost guard's. A top-up round over what is left is cut, the categories surviving best
-    /// served first: the bound of a run whose requests cost time, not money.
+    /// cost guard's. A top-up round over what is left is cut, the categories with the highest
+    /// estimated survival served first: the bound of a run whose requests cost time, not money.
     #[serde(default)]
     pub max_topup_requests: Option<usize>,
     /// The survival rate `author --dry-run` predicts the loop's rounds from, and the loop sizes
-    /// a top-up by before any item survived.
+    /// a top-up by before any item survived, for every category without its own
+    /// `prior_survival`.
     #[serde(default = "default_prior_survival")]
     pub prior_survival: f64,
     pub max_gold_words: usize,
@@ -432,6 +433,9 @@ pub struct CategoryConfig {
     /// Fewest words in a prompt of this category; below it the item is junk. Unset: the
     /// validator's default for the category.
     pub min_prompt_words: Option<usize>,
+    /// The survival this category's items had with this author in earlier runs: the loop's
+    /// estimate leans on it where the run's own rate would stand in. Unset: the run's rate.
+    pub prior_survival: Option<f64>,
 }
 
 /// The authoring keys of a category table, beside its target row's.
@@ -442,9 +446,16 @@ struct Authoring {
     max_tokens: Option<u32>,
     #[serde(default)]
     min_prompt_words: Option<usize>,
+    #[serde(default)]
+    prior_survival: Option<f64>,
 }
 
-const AUTHORING_KEYS: [&str; 3] = ["items_per_request", "max_tokens", "min_prompt_words"];
+const AUTHORING_KEYS: [&str; 4] = [
+    "items_per_request",
+    "max_tokens",
+    "min_prompt_words",
+    "prior_survival",
+];
 
 impl CategoryConfig {
     /// Reads the table of `category`: its row and its authoring keys, each error naming the
@@ -476,6 +487,7 @@ impl CategoryConfig {
             items_per_request: authoring.items_per_request,
             max_tokens: authoring.max_tokens,
             min_prompt_words: authoring.min_prompt_words,
+            prior_survival: authoring.prior_survival,
         })
     }
 }
@@ -939,6 +951,9 @@ impl Config {
                     &format!("{key}.min_prompt_words"),
                     "1 to 2000 words",
                 )?;
+            }
+            if let Some(prior) = table.prior_survival {
+                number(prior, &format!("{key}.prior_survival"), 0.0, 1.0)?;
             }
         }
         Ok(())
@@ -1548,6 +1563,14 @@ mod tests {
             (
                 &["categories.reasoning.max_tokens=4000000000"],
                 "categories.reasoning.max_tokens",
+            ),
+            (
+                &["categories.memory_recall.prior_survival=1.5"],
+                "categories.memory_recall.prior_survival",
+            ),
+            (
+                &["categories.memory_recall.prior_survival=nan"],
+                "categories.memory_recall.prior_survival",
             ),
         ];
         for (args, key) in cases {

@@ -22,9 +22,10 @@ use std::collections::BTreeMap;
 /// two such rounds in a row gets no more rounds.
 pub const NEAR_ZERO: f64 = 0.05;
 
-/// How many items the whole run's survival rate counts as in a category's estimate: a category
-/// that asked for few items leans on the run's rate, one that asked for many on its own.
-pub const RUN_RATE_WEIGHT_ITEMS: f64 = 10.0;
+/// How many items the prior rate (a category's `prior_survival`, else the whole run's survival
+/// rate) counts as in a category's estimate: a category that asked for few items leans on the
+/// prior, one that asked for many on its own rate.
+pub const PRIOR_WEIGHT_ITEMS: f64 = 10.0;
 
 /// The lowest rate a top-up is sized by, so that a poor round cannot ask for an unbounded one.
 pub const RATE_FLOOR: f64 = 0.1;
@@ -158,13 +159,14 @@ fn near_zero_twice(history: &[(u32, Survival)]) -> bool {
     rates.len() >= 2 && rates[rates.len() - 2..].iter().all(|r| *r < NEAR_ZERO)
 }
 
-/// A category's survival rate: its own survivors plus the run's rate counted as
-/// [`RUN_RATE_WEIGHT_ITEMS`] items, over the items it asked for plus as many. Two survivors of
-/// five asked is a weak measurement, and a run rate pulled down by other categories' failures
-/// says little about this one; the blend trusts each as far as its items allow.
-fn estimated_rate(own: &Survival, run_rate: f64) -> f64 {
-    (own.after_dedup as f64 + RUN_RATE_WEIGHT_ITEMS * run_rate)
-        / (own.asked as f64 + RUN_RATE_WEIGHT_ITEMS)
+/// A category's survival rate: its own survivors plus a prior rate counted as
+/// [`PRIOR_WEIGHT_ITEMS`] items, over the items it asked for plus as many. The prior is the
+/// category's `prior_survival` where the config states one (its measured rate with this author
+/// in earlier runs), else the run's rate. Two survivors of five asked is a weak measurement, and
+/// a run rate pulled down by other categories' failures says little about this one; the blend
+/// trusts each as far as its items allow.
+fn estimated_rate(own: &Survival, prior: f64) -> f64 {
+    (own.after_dedup as f64 + PRIOR_WEIGHT_ITEMS * prior) / (own.asked as f64 + PRIOR_WEIGHT_ITEMS)
 }
 
 /// The items to ask for so that `missing` more survive at `rate`, with the configured margin.
@@ -181,7 +183,7 @@ fn next_round(config: &Config, plans: &[&Plan], round: usize, selection: &Select
     let mut categories = BTreeMap::new();
     let mut stopped = Vec::new();
     let mut plan = Plan::new();
-    let mut survival_so_far = BTreeMap::new();
+    let mut estimates = BTreeMap::new();
     for category in Category::ALL {
         let have = survivors.get(&category).copied().unwrap_or(0);
         let own = history.get(&category).map_or(&[][..], Vec::as_slice);
@@ -206,8 +208,9 @@ fn next_round(config: &Config, plans: &[&Plan], round: usize, selection: &Select
         for (_, s) in own {
             total.add(s);
         }
-        survival_so_far.insert(category, total.rate().unwrap_or(run_rate));
-        let rate = estimated_rate(&total, run_rate);
+        let prior = config.category(category).prior_survival.unwrap_or(run_rate);
+        let rate = estimated_rate(&total, prior);
+        estimates.insert(category, rate);
         let items = items_to_ask(needed - have, rate, config.author.topup_margin);
         let ipr = config.category(category).items_per_request;
         plan.insert(
@@ -219,7 +222,7 @@ fn next_round(config: &Config, plans: &[&Plan], round: usize, selection: &Select
         );
     }
     let sent = topup_requests(&plans[1..=round]);
-    let (plan, limit_spent) = within_topup_limit(config, plan, sent, &survival_so_far);
+    let (plan, limit_spent) = within_topup_limit(config, plan, sent, &estimates);
     let decision = if categories.values().all(|s| s.survivors >= s.needed) {
         Decision::Full
     } else if limit_spent {
@@ -257,28 +260,29 @@ fn topup_requests(plans: &[&Plan]) -> usize {
 }
 
 /// `plan` within what `author.max_topup_requests` leaves after `sent` top-up requests, and
-/// whether the limit, not the need, left it empty.
+/// whether the limit, not the need, left it empty. `estimates` holds each category's estimated
+/// survival rate.
 fn within_topup_limit(
     config: &Config,
     plan: Plan,
     sent: usize,
-    survival_so_far: &BTreeMap<Category, f64>,
+    estimates: &BTreeMap<Category, f64>,
 ) -> (Plan, bool) {
     let Some(max) = config.author.max_topup_requests else {
         return (plan, false);
     };
     let wanted = !plan.is_empty();
-    let cut = cut_to(plan, max.saturating_sub(sent), survival_so_far);
+    let cut = cut_to(plan, max.saturating_sub(sent), estimates);
     let spent = wanted && cut.is_empty();
     (cut, spent)
 }
 
-/// `plan` cut to `left` requests: the categories that survived best so far come first, each
-/// with what the top-up rule asks for, until no request is left. Categories that survived
-/// equally well share what is left of it one request at a time, in the categories' order, so
-/// neither is left with nothing for coming second.
-fn cut_to(plan: Plan, mut left: usize, survival_so_far: &BTreeMap<Category, f64>) -> Plan {
-    let rate = |c: &Category| survival_so_far.get(c).copied().unwrap_or(0.0);
+/// `plan` cut to `left` requests: the categories whose survival is estimated highest come
+/// first, each with what the top-up rule asks for, until no request is left. Categories
+/// estimated equally share what is left of it one request at a time, in the categories' order,
+/// so neither is left with nothing for coming second.
+fn cut_to(plan: Plan, mut left: usize, estimates: &BTreeMap<Category, f64>) -> Plan {
+    let rate = |c: &Category| estimates.get(c).copied().unwrap_or(0.0);
     let mut order: Vec<(Category, Slice)> = plan.into_iter().collect();
     order.sort_by(|a, b| rate(&b.0).total_cmp(&rate(&a.0)));
     let mut cut = Plan::new();
@@ -407,8 +411,8 @@ struct Predicted {
 }
 
 /// `author --dry-run`'s prediction of the loop: the rounds it takes if every category's items
-/// survive at `author.prior_survival`, and their worst-case cost (every reply at max_tokens,
-/// every item passing the gate into repair and audit).
+/// survive at its `prior_survival` (else `author.prior_survival`), and their worst-case cost
+/// (every reply at max_tokens, every item passing the gate into repair and audit).
 pub fn predict(
     config: &Config,
     templates: &Templates,
@@ -416,6 +420,9 @@ pub fn predict(
     audit: Option<&super::plan::Plan>,
 ) -> String {
     let p = config.author.prior_survival;
+    let prior = |c: Category| config.category(c).prior_survival.unwrap_or(p);
+    let priors: BTreeMap<Category, f64> =
+        Category::ALL.into_iter().map(|c| (c, prior(c))).collect();
     let needed = config.release.per_category;
     let round0 = author::round0_plan(config);
     let mut survivors: BTreeMap<Category, f64> = BTreeMap::new();
@@ -443,7 +450,7 @@ pub fn predict(
             round.items += items;
             round.author_usd += requests as f64 * request_usd[category];
             round.checks_usd += items as f64 * item_usd(*category);
-            *survivors.entry(*category).or_default() += items as f64 * p;
+            *survivors.entry(*category).or_default() += items as f64 * prior(*category);
         }
         rounds.push(round);
         let wanted = Category::ALL
@@ -452,18 +459,37 @@ pub fn predict(
                 let have = survivors.get(&c).copied().unwrap_or(0.0).floor() as usize;
                 let missing = needed.saturating_sub(have);
                 (missing > 0).then(|| {
-                    let items = items_to_ask(missing, p, config.author.topup_margin);
+                    let items = items_to_ask(missing, prior(c), config.author.topup_margin);
                     let requests = items.div_ceil(config.category(c).items_per_request);
                     (c, Slice { first: 0, requests })
                 })
             })
             .collect();
         let sent = rounds[1..].iter().map(|r| r.requests).sum();
-        (asks, topups_spent) = within_topup_limit(config, wanted, sent, &BTreeMap::new());
+        (asks, topups_spent) = within_topup_limit(config, wanted, sent, &priors);
     }
+    let own_priors = Category::ALL
+        .into_iter()
+        .filter_map(|c| {
+            config
+                .category(c)
+                .prior_survival
+                .map(|own| format!("{c} {:.0}%", own * 100.0))
+        })
+        .collect::<Vec<_>>();
+    let others = format!("{:.0}% (author.prior_survival)", p * 100.0);
+    let survival = match own_priors.len() {
+        0 => others,
+        n if n == Category::ALL.len() => {
+            format!("each category's prior_survival ({})", own_priors.join(", "))
+        }
+        _ => format!(
+            "each category's prior_survival ({}; the others {others})",
+            own_priors.join(", ")
+        ),
+    };
     let mut lines = vec![format!(
-        "run (the closed loop) predicted at a survival of {:.0}% (author.prior_survival) from what is asked to what the release can draw on:",
-        p * 100.0
+        "run (the closed loop) predicted at a survival of {survival} from what is asked to what the release can draw on:"
     )];
     let (mut author_usd, mut checks_usd) = (0.0, 0.0);
     for (k, round) in rounds.iter().enumerate() {
@@ -523,7 +549,7 @@ mod tests {
     }
 
     #[test]
-    fn a_top_up_over_its_limit_serves_the_best_surviving_categories_first() {
+    fn a_top_up_over_its_limit_serves_the_categories_estimated_best_first() {
         let slice = |first: usize, requests: usize| Slice { first, requests };
         let plan: Plan = [
             (Category::SimpleFactual, slice(5, 4)),
@@ -532,14 +558,14 @@ mod tests {
             (Category::MemoryUpdate, slice(2, 2)),
         ]
         .into();
-        let survival: BTreeMap<Category, f64> = [
+        let estimates: BTreeMap<Category, f64> = [
             (Category::SimpleFactual, 0.2),
             (Category::Reasoning, 0.0),
             (Category::MemoryRecall, 0.6),
             (Category::MemoryUpdate, 0.2),
         ]
         .into();
-        let cut = cut_to(plan.clone(), 9, &survival);
+        let cut = cut_to(plan.clone(), 9, &estimates);
         let expected: Plan = [
             (Category::MemoryRecall, slice(9, 6)),
             (Category::SimpleFactual, slice(5, 2)),
@@ -548,9 +574,9 @@ mod tests {
         .into();
         assert_eq!(
             cut, expected,
-            "memory_recall survives best; simple_factual and memory_update tie and share the rest"
+            "memory_recall is estimated best; simple_factual and memory_update tie and share the rest"
         );
-        let shared = cut_to(plan.clone(), 11, &survival);
+        let shared = cut_to(plan.clone(), 11, &estimates);
         assert_eq!(
             (
                 shared[&Category::SimpleFactual].requests,
@@ -561,11 +587,11 @@ mod tests {
         );
         assert!(!shared.contains_key(&Category::Reasoning), "{shared:?}");
         assert_eq!(
-            cut_to(plan.clone(), 100, &survival),
+            cut_to(plan.clone(), 100, &estimates),
             plan,
             "within the limit"
         );
-        assert!(cut_to(plan, 0, &survival).is_empty(), "nothing left");
+        assert!(cut_to(plan, 0, &estimates).is_empty(), "nothing left");
     }
 
     #[test]
@@ -624,6 +650,37 @@ mod tests {
         assert!(
             hopeless.contains("still short after author.max_rounds = 3 round(s)"),
             "{hopeless}"
+        );
+    }
+
+    #[test]
+    fn the_dry_run_predicts_a_category_at_its_own_prior_survival() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let templates = Templates::load(&root.join("prompts")).expect("templates");
+        let sets = [
+            "author.prior_survival=0.9".to_string(),
+            "categories.conversational.prior_survival=0.3".to_string(),
+        ];
+        let config = Config::load(&root.join("pipeline.toml"), &sets).expect("config");
+        let repair = super::super::plan::repair(&config, templates.verify.text());
+        let predicted = predict(&config, &templates, &repair, None);
+        assert!(
+            predicted.contains("conversational 30%; the others 90% (author.prior_survival)"),
+            "{predicted}"
+        );
+        // Round 0 asks 33 requests of 4 items; 132 at 30% leave 61 missing: 61 ÷ 0.3 × 1.25 =
+        // 255 items, 64 requests. Every other category fills in round 0.
+        assert!(
+            predicted.contains("round 1: 64 authoring request(s)"),
+            "{predicted}"
+        );
+        let local = Config::load(&root.join("pipeline.local.toml"), &[]).expect("local config");
+        let repair = super::super::plan::repair(&local, templates.verify.text());
+        let predicted = predict(&local, &templates, &repair, None);
+        assert!(
+            predicted.contains("each category's prior_survival (simple_factual 2%,")
+                && !predicted.contains("the others"),
+            "every category of the local profile has its own: {predicted}"
         );
     }
 

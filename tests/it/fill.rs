@@ -193,6 +193,32 @@ fn top_ups_stop_at_their_request_limit_and_serve_the_best_surviving_category_fir
 }
 
 #[test]
+fn a_categorys_prior_survival_decides_which_category_a_cut_top_up_serves_first() {
+    // The round 0 above, with priors: technical_code's rate is (19 + 10 × 1.0) ÷ (30 + 10),
+    // long_document_qa's (17 + 10 × 0.0) ÷ (26 + 10). technical_code now comes first and gets
+    // the 1 request it asks for; long_document_qa gets the one left.
+    let fake = FakeApi::start(lossy_responder());
+    let world = twenty_per_category(&fake)
+        .set("author.max_topup_requests=2")
+        .set("categories.technical_code.prior_survival=1.0")
+        .set("categories.long_document_qa.prior_survival=0.0");
+    world.run(&["run"]).code(1);
+    let mut topups: Vec<String> = fake
+        .counters()
+        .lines_in_batches
+        .keys()
+        .filter(|id| id.starts_with("author/") && !id.contains("/r0/"))
+        .filter_map(|id| id.rsplit_once('/').map(|(slot, _)| slot.to_string()))
+        .collect();
+    topups.sort();
+    assert_eq!(
+        topups,
+        ["author/long_document_qa/r1", "author/technical_code/r1"]
+    );
+    assert_nothing_sent_twice(&fake);
+}
+
+#[test]
 fn a_category_that_survives_near_zero_for_two_rounds_stops_with_its_top_reason() {
     let fake = FakeApi::start(one_speaker_dialogs());
     let world = World::new(&fake)
