@@ -932,14 +932,16 @@ const CURRENCY_SIGNS: [char; 3] = ['$', '€', '£'];
 const YEARS: std::ops::RangeInclusive<u32> = 1900..=2099;
 
 /// The other form of an amount the grader reads apart from it: with thousands separators when
-/// `gold` has none, without when it has them (`10000` and `10,000`, `$1500` and `$1,500`). An
-/// amount is a whole number of five to nine digits, or of four after a currency sign or outside
-/// [`YEARS`] (`1000` and `1,000`); `2023` is left alone.
+/// `gold` has none, without when it has them (`10000` and `10,000`, `$1500` and `$1,500`,
+/// `1000 units` and `1,000 units`). An amount is a whole number of five to nine digits, or of
+/// four after a currency sign or outside [`YEARS`] (`1000` and `1,000`), alone or before words;
+/// `2023` is left alone.
 fn separator_twin(gold: &str) -> Option<String> {
-    let sign = gold.chars().next().filter(|c| CURRENCY_SIGNS.contains(c));
-    let number = &gold[sign.map_or(0, char::len_utf8)..];
+    let (amount, words) = gold.split_once(' ').unwrap_or((gold, ""));
+    let sign = amount.chars().next().filter(|c| CURRENCY_SIGNS.contains(c));
+    let number = &amount[sign.map_or(0, char::len_utf8)..];
     let digits: String = number.chars().filter(|c| *c != ',').collect();
-    let amount = digits.bytes().all(|b| b.is_ascii_digit())
+    let is_amount = digits.bytes().all(|b| b.is_ascii_digit())
         && !digits.starts_with('0')
         && match digits.len() {
             4 => sign.is_some() || digits.parse().is_ok_and(|n: u32| !YEARS.contains(&n)),
@@ -952,18 +954,52 @@ fn separator_twin(gold: &str) -> Option<String> {
         true if grouped == number => digits,
         true => return None,
     };
-    amount.then(|| format!("{}{twin}", sign.map(String::from).unwrap_or_default()))
+    let sign = sign.map(String::from).unwrap_or_default();
+    is_amount.then(|| match words {
+        "" => format!("{sign}{twin}"),
+        words => format!("{sign}{twin} {words}"),
+    })
 }
 
-/// The golds, each followed by its [`separator_twin`] when it has one: the templates ask for
-/// both forms of numbers of 1,000 or more, and a small author writes one (`10000`), so an answer
-/// of `10,000` would be graded wrong.
-pub fn with_separator_twins(golds: Vec<String>) -> Vec<String> {
+/// Units written both against their number and apart from it (`100GB`, `100 GB`), which the
+/// grader reads apart: `100gb` does not hold `100 gb`.
+const SPACED_OR_NOT: [&str; 17] = [
+    "kb", "mb", "gb", "tb", "pb", "kib", "mib", "gib", "tib", "bps", "kbps", "mbps", "gbps", "ms",
+    "hz", "mhz", "ghz",
+];
+
+/// The other spacing of a number and its unit in [`SPACED_OR_NOT`]: `100 GB` for `100GB`, and
+/// `100GB` for `100 GB`.
+fn spacing_twin(gold: &str) -> Option<String> {
+    let (number, unit, spaced) = match gold.split_once(' ') {
+        Some((number, unit)) => (number, unit, true),
+        None => {
+            let (number, unit) = gold.split_at(gold.find(|c: char| c.is_ascii_alphabetic())?);
+            (number, unit, false)
+        }
+    };
+    let is_number = number.starts_with(|c: char| c.is_ascii_digit())
+        && number
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b == b'.' || b == b',');
+    let is_unit = SPACED_OR_NOT.contains(&unit.to_ascii_lowercase().as_str());
+    (is_number && is_unit).then(|| match spaced {
+        true => format!("{number}{unit}"),
+        false => format!("{number} {unit}"),
+    })
+}
+
+/// The golds, each followed by its other spacing ([`spacing_twin`]) and the [`separator_twin`]
+/// of each: the templates ask for both forms of numbers of 1,000 or more, and a small author
+/// writes one (`10000`, `20TB`), so an answer of `10,000` or `20 TB` would be graded wrong.
+pub fn with_twins(golds: Vec<String>) -> Vec<String> {
     golds
         .into_iter()
         .flat_map(|gold| {
-            let twin = separator_twin(&gold);
-            std::iter::once(gold).chain(twin)
+            let spaced = spacing_twin(&gold);
+            let forms: Vec<String> = std::iter::once(gold).chain(spaced).collect();
+            let twins: Vec<String> = forms.iter().filter_map(|f| separator_twin(f)).collect();
+            forms.into_iter().chain(twins)
         })
         .collect()
 }

@@ -340,7 +340,7 @@ pub fn check_item(
     }
     golds::check_lenient(parts.context, &item.golds, &mut variants);
     let (kept, dropped) = golds::drop_doubtful(std::mem::take(&mut item.golds), variants);
-    item.golds = golds::without_repeats(golds::with_separator_twins(kept));
+    item.golds = golds::without_repeats(golds::with_twins(kept));
     match (layout(category).answer, parts.context) {
         (AnswerSource::Outside, _) if graded(prompt, &item.golds) => {
             return reject(

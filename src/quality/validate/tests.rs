@@ -1299,7 +1299,7 @@ fn an_amount_gets_its_form_with_or_without_thousands_separators() {
     for (golds, expected) in [
         (
             &["$1,500", "1500 USD"][..],
-            &["$1,500", "$1500", "1500 USD"][..],
+            &["$1,500", "$1500", "1500 USD", "1,500 USD"][..],
         ),
         (&["2023"], &["2023"]),
         (&["1999"], &["1999"]),
@@ -1320,6 +1320,47 @@ fn an_amount_gets_its_form_with_or_without_thousands_separators() {
         Ok(strings(&["1000", "1,000"])),
         "a four-digit count that cannot be a year gains its grouped form"
     );
+}
+
+/// Two records of a main-job run (seed 20261129, top-ups by prior survival) were keyed `100GB`
+/// and `1000 units` alone: the grader reads `100 GB` and `1,000 units` apart from them.
+#[test]
+fn a_number_gets_its_other_spacing_and_separators_before_a_unit() {
+    let golds_of = |category: Category, item: ItemFields| {
+        check_item(category, item, &Rules::default()).map(|kept| kept.item.golds)
+    };
+    let database = "Memory:\n- tenant: Data Platform Inc.\n- database_type: PostgreSQL\n- database_version: 14.5\n- database_size: 100GB\n- database_backup_frequency: daily\n- database_recovery_time: 1 hour\n\nQuestion: What is the size of the database?";
+    assert_eq!(
+        golds_of(
+            Category::MemoryRecall,
+            memory(database, &["100GB"], &["100GB"], &[])
+        ),
+        Ok(strings(&["100GB", "100 GB"]))
+    );
+    let line = "Memory:\n- company: XYZ Manufacturing\n- ERP_version: v10.5\n- production_line: Line A\n- production_line_capacity: 1000 units\n- production_line_speed: 100 units/minute\n- production_line_start_date: 2023-01-01\n- production_line_end_date: 2024-01-01\n\nQuestion: What is the production line capacity of Line A?";
+    assert_eq!(
+        golds_of(
+            Category::MemoryRecall,
+            memory(line, &["1000 units"], &["1000 units"], &[])
+        ),
+        Ok(strings(&["1000 units", "1,000 units"]))
+    );
+    let asked = "Which value does the audit log retention setting use by default?";
+    for (golds, expected) in [
+        (&["20 TB"][..], &["20 TB", "20TB"][..]),
+        (&["10000GB"], &["10000GB", "10000 GB", "10,000 GB"]),
+        (&["2.5 GHz", "2.5GHz"], &["2.5 GHz", "2.5GHz"]),
+        (&["5 days"], &["5 days"]),
+        (&["5G"], &["5G"]),
+        (&["GB"], &["GB"]),
+        (&["2023 budget"], &["2023 budget"]),
+    ] {
+        assert_eq!(
+            golds_of(Category::TechnicalCode, item(asked, golds)),
+            Ok(strings(expected)),
+            "{golds:?}"
+        );
+    }
 }
 
 #[test]
