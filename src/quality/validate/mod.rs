@@ -400,6 +400,8 @@ pub fn check_item(
     }
     if category.is_memory() {
         memory::check_annotations(category, &item, parts.context.unwrap_or(prompt))?;
+        item.durable = item.durable.map(golds::without_repeats);
+        item.stale = item.stale.map(golds::without_repeats);
     }
     Ok(Kept { item, dropped })
 }

@@ -1363,6 +1363,27 @@ fn a_number_gets_its_other_spacing_and_separators_before_a_unit() {
     }
 }
 
+/// A seed-20261212 run released this record with its stale value three times over.
+#[test]
+fn a_memory_items_annotations_list_each_value_once() {
+    let prompt = "Memory:\n- warehouse: Central Warehouse\n- delivery_time: 2 hours\n- delivery_frequency: daily\n- delivery_location: New York\n\nUpdate from Logistics Ops (15 May): the delivery frequency has changed to weekly; the delivery location has moved to Los Angeles; the delivery time has increased to 3 hours.\n\nQuestion: What is the expected delivery time for orders from the Central Warehouse in Los Angeles?";
+    let kept = check_item(
+        Category::MemoryUpdate,
+        memory(
+            prompt,
+            &["3 hours"],
+            &["3 hours", "3 Hours"],
+            &["2 hours", "2 hours", "2 hours"],
+        ),
+        &Rules::default(),
+    )
+    .map(|kept| (kept.item.durable, kept.item.stale));
+    assert_eq!(
+        kept,
+        Ok((Some(strings(&["3 hours"])), Some(strings(&["2 hours"]))))
+    );
+}
+
 #[test]
 fn a_key_that_every_snippet_but_one_states_leaves_no_distractors() {
     for (prompt, golds) in [
