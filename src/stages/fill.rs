@@ -629,15 +629,23 @@ mod tests {
         );
     }
 
-    #[test]
-    fn the_dry_run_predicts_more_rounds_at_a_lower_prior_survival() {
+    /// `author --dry-run`'s prediction for the shipped config `file` with `sets` applied.
+    fn dry_run(file: &str, sets: &[&str]) -> String {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let templates = Templates::load(&root.join("prompts")).expect("templates");
+        let sets: Vec<String> = sets.iter().map(|set| set.to_string()).collect();
+        let config = Config::load(&root.join(file), &sets).expect("config");
+        let repair = super::super::plan::repair(&config, templates.verify.text());
+        predict(&config, &templates, &repair, None)
+    }
+
+    #[test]
+    fn the_dry_run_predicts_more_rounds_at_a_lower_prior_survival() {
         let predict_at = |prior: f64| {
-            let sets = [format!("author.prior_survival={prior}")];
-            let config = Config::load(&root.join("pipeline.toml"), &sets).expect("config");
-            let repair = super::super::plan::repair(&config, templates.verify.text());
-            predict(&config, &templates, &repair, None)
+            dry_run(
+                "pipeline.toml",
+                &[&format!("author.prior_survival={prior}")],
+            )
         };
         let likely = predict_at(0.9);
         assert!(
@@ -655,15 +663,13 @@ mod tests {
 
     #[test]
     fn the_dry_run_predicts_a_category_at_its_own_prior_survival() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let templates = Templates::load(&root.join("prompts")).expect("templates");
-        let sets = [
-            "author.prior_survival=0.9".to_string(),
-            "categories.conversational.prior_survival=0.3".to_string(),
-        ];
-        let config = Config::load(&root.join("pipeline.toml"), &sets).expect("config");
-        let repair = super::super::plan::repair(&config, templates.verify.text());
-        let predicted = predict(&config, &templates, &repair, None);
+        let predicted = dry_run(
+            "pipeline.toml",
+            &[
+                "author.prior_survival=0.9",
+                "categories.conversational.prior_survival=0.3",
+            ],
+        );
         assert!(
             predicted.contains("conversational 30%; the others 90% (author.prior_survival)"),
             "{predicted}"
@@ -674,27 +680,20 @@ mod tests {
             predicted.contains("round 1: 64 authoring request(s)"),
             "{predicted}"
         );
-        let local = Config::load(&root.join("pipeline.local.toml"), &[]).expect("local config");
-        let repair = super::super::plan::repair(&local, templates.verify.text());
-        let predicted = predict(&local, &templates, &repair, None);
+        let local = dry_run("pipeline.local.toml", &[]);
         assert!(
-            predicted.contains("each category's prior_survival (simple_factual 2%,")
-                && !predicted.contains("the others"),
-            "every category of the local profile has its own: {predicted}"
+            local.contains("each category's prior_survival (simple_factual 2%,")
+                && !local.contains("the others"),
+            "every category of the local profile has its own: {local}"
         );
     }
 
     #[test]
     fn the_dry_run_predicts_top_ups_cut_to_their_request_limit() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let templates = Templates::load(&root.join("prompts")).expect("templates");
-        let sets = [
-            "author.prior_survival=0.5".to_string(),
-            "author.max_topup_requests=7".to_string(),
-        ];
-        let config = Config::load(&root.join("pipeline.toml"), &sets).expect("config");
-        let repair = super::super::plan::repair(&config, templates.verify.text());
-        let predicted = predict(&config, &templates, &repair, None);
+        let predicted = dry_run(
+            "pipeline.toml",
+            &["author.prior_survival=0.5", "author.max_topup_requests=7"],
+        );
         assert!(
             predicted.contains("round 1: 7 authoring request(s)"),
             "{predicted}"
