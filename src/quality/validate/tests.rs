@@ -25,6 +25,11 @@ fn memory(prompt: &str, golds: &[&str], durable: &[&str], stale: &[&str]) -> Ite
     }
 }
 
+/// The golds the gate keeps for `item`, or why it refuses it.
+fn kept_golds(category: Category, item: ItemFields) -> Result<Vec<String>, Rejection> {
+    check_item(category, item, &Rules::default()).map(|kept| kept.item.golds)
+}
+
 fn outcome(category: Category, item: &ItemFields) -> &'static str {
     check_item(category, item.clone(), &Rules::default()).map_or_else(|r| r.reason.code(), |_| "ok")
 }
@@ -275,12 +280,10 @@ fn a_doubtful_variant_is_dropped_and_the_item_kept_with_its_key() {
     let reasoning = "A service promises 99.9% availability over a 30-day month: how many \
                      minutes of downtime are allowed before the SLA is breached?";
     let words_beside_the_number = item(reasoning, &["43.2", "forty-three point two"]);
-    let kept = check_item(
-        Category::Reasoning,
-        words_beside_the_number,
-        &Rules::default(),
+    assert_eq!(
+        kept_golds(Category::Reasoning, words_beside_the_number),
+        Ok(strings(&["43.2"]))
     );
-    assert_eq!(kept.map(|kept| kept.item.golds), Ok(strings(&["43.2"])));
 }
 
 #[test]
@@ -1285,11 +1288,8 @@ fn a_question_that_cannot_tell_two_snippets_apart_has_two_answers() {
 #[test]
 fn an_amount_gets_its_form_with_or_without_thousands_separators() {
     let prompt = "Memory:\n- customer_id: 12345678901234567890\n- account_name: MyBank\n- account_type: Savings\n- account_currency: USD\n- account_balance: 10000\n- account_creation_date: 2023-01-01\n- account_status: Active\n\nQuestion: What is the current balance of this account?";
-    let golds_of = |category: Category, item: ItemFields| {
-        check_item(category, item, &Rules::default()).map(|kept| kept.item.golds)
-    };
     assert_eq!(
-        golds_of(
+        kept_golds(
             Category::MemoryRecall,
             memory(prompt, &["10000"], &["10000"], &[])
         ),
@@ -1309,14 +1309,14 @@ fn an_amount_gets_its_form_with_or_without_thousands_separators() {
         (&["48213579064"], &["48213579064"]),
     ] {
         assert_eq!(
-            golds_of(Category::TechnicalCode, item(asked, golds)),
+            kept_golds(Category::TechnicalCode, item(asked, golds)),
             Ok(strings(expected)),
             "{golds:?}"
         );
     }
     let released = "[Doc 1] Payment processing system PPS-123 (approved)\nPPS-123 is a robust payment processing system that handles transactions of all sizes. It supports multiple payment methods and integrates with various payment gateways.\n\n[Doc 2] Payment gateway details, 15 February\nPPS-123 uses the Stripe payment gateway for all transactions. The gateway supports multiple payment methods and integrates with various payment gateways.\n\n[Doc 3] Payment system review, 20 February\nPPS-123 was reviewed on 20 February and approved for continued operations. The system is stable and reliable.\n\n[Doc 4] Payment system sizing note\nPPS-123 has a total of 1000 payment processors and 500 payment gateways.\n\nQuestion: How many payment processors does PPS-123 have?";
     assert_eq!(
-        golds_of(Category::MultiDocumentQa, item(released, &["1000"])),
+        kept_golds(Category::MultiDocumentQa, item(released, &["1000"])),
         Ok(strings(&["1000", "1,000"])),
         "a four-digit count that cannot be a year gains its grouped form"
     );
@@ -1326,25 +1326,17 @@ fn an_amount_gets_its_form_with_or_without_thousands_separators() {
 /// and `1000 units` alone: the grader reads `100 GB` and `1,000 units` apart from them.
 #[test]
 fn a_number_gets_its_other_spacing_and_separators_before_a_unit() {
-    let golds_of = |category: Category, item: ItemFields| {
-        check_item(category, item, &Rules::default()).map(|kept| kept.item.golds)
-    };
     let database = "Memory:\n- tenant: Data Platform Inc.\n- database_type: PostgreSQL\n- database_version: 14.5\n- database_size: 100GB\n- database_backup_frequency: daily\n- database_recovery_time: 1 hour\n\nQuestion: What is the size of the database?";
-    assert_eq!(
-        golds_of(
-            Category::MemoryRecall,
-            memory(database, &["100GB"], &["100GB"], &[])
-        ),
-        Ok(strings(&["100GB", "100 GB"]))
-    );
     let line = "Memory:\n- company: XYZ Manufacturing\n- ERP_version: v10.5\n- production_line: Line A\n- production_line_capacity: 1000 units\n- production_line_speed: 100 units/minute\n- production_line_start_date: 2023-01-01\n- production_line_end_date: 2024-01-01\n\nQuestion: What is the production line capacity of Line A?";
-    assert_eq!(
-        golds_of(
-            Category::MemoryRecall,
-            memory(line, &["1000 units"], &["1000 units"], &[])
-        ),
-        Ok(strings(&["1000 units", "1,000 units"]))
-    );
+    for (prompt, key, expected) in [
+        (database, "100GB", ["100GB", "100 GB"]),
+        (line, "1000 units", ["1000 units", "1,000 units"]),
+    ] {
+        assert_eq!(
+            kept_golds(Category::MemoryRecall, memory(prompt, &[key], &[key], &[])),
+            Ok(strings(&expected))
+        );
+    }
     let asked = "Which value does the audit log retention setting use by default?";
     for (golds, expected) in [
         (&["20 TB"][..], &["20 TB", "20TB"][..]),
@@ -1356,7 +1348,7 @@ fn a_number_gets_its_other_spacing_and_separators_before_a_unit() {
         (&["2023 budget"], &["2023 budget"]),
     ] {
         assert_eq!(
-            golds_of(Category::TechnicalCode, item(asked, golds)),
+            kept_golds(Category::TechnicalCode, item(asked, golds)),
             Ok(strings(expected)),
             "{golds:?}"
         );
