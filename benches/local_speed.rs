@@ -220,6 +220,7 @@ fn run() -> Result<(), String> {
             repeat_penalty: config.local.repeat_penalty,
             chat_template: None,
             parallel: 1,
+            cut_loops: false, // the bench times decoding: every reply runs its course
         };
         measurements.extend(measure_threads(&settings, &workloads, repetitions)?);
     }
@@ -557,6 +558,7 @@ fn run_parallel(
         repeat_penalty: config.local.repeat_penalty,
         chat_template: None,
         parallel,
+        cut_loops: false, // the bench times decoding: every reply runs its course
     };
     let load_at_start = load_average();
     let mut rows = [

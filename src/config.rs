@@ -159,6 +159,9 @@ pub struct Local {
     /// whose GGUF carries none; `""` uses the model's own.
     #[serde(default)]
     pub chat_template: String,
+    /// End a reply caught in a loop at once instead of decoding it to `max_tokens`.
+    #[serde(default = "default_cut_loops")]
+    pub cut_loops: bool,
 }
 
 impl Default for Local {
@@ -171,6 +174,7 @@ impl Default for Local {
             context_size: default_context(),
             repeat_penalty: default_repeat_penalty(),
             chat_template: String::new(),
+            cut_loops: default_cut_loops(),
         }
     }
 }
@@ -189,6 +193,9 @@ fn default_context() -> u32 {
 }
 fn default_repeat_penalty() -> f32 {
     1.15
+}
+fn default_cut_loops() -> bool {
+    true
 }
 
 /// `[online]`: how hard the `online` backend may drive its server. The limiter adapts below

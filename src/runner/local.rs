@@ -8,6 +8,7 @@
 //! evaluating it again. The schedule is a function of the requests and their order alone, so the
 //! same requests, seed, `local.parallel` and binary give the same bytes.
 
+mod loops;
 mod request;
 
 use std::num::NonZeroU32;
@@ -57,6 +58,8 @@ pub struct LocalSettings {
     pub chat_template: Option<String>,
     /// Requests decoded together, one sequence each (1 to [`MAX_PARALLEL`]).
     pub parallel: u32,
+    /// End a reply caught in a loop at once (`finish_reason` `length`), see [`loops`].
+    pub cut_loops: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -145,6 +148,8 @@ pub struct Timing {
     pub evaluated_prompt_tokens: usize,
     pub prompt_evaluation: Duration,
     pub completion_tokens: usize,
+    /// Replies ended early because they were caught in a loop.
+    pub loops_cut: usize,
     /// Time spent picking tokens and decoding them, all sequences together: the completion tokens
     /// over it are the aggregate generation speed.
     pub generation: Duration,
@@ -157,6 +162,7 @@ impl Timing {
         self.evaluated_prompt_tokens += other.evaluated_prompt_tokens;
         self.prompt_evaluation += other.prompt_evaluation;
         self.completion_tokens += other.completion_tokens;
+        self.loops_cut += other.loops_cut;
         self.generation += other.generation;
     }
 
@@ -446,8 +452,8 @@ impl LocalEngine {
     }
 
     /// Takes `token` as the next of `sequence`: `Some` response when it ends the request (an
-    /// end-of-generation token, the request's budget or the context's), else `None` with the
-    /// token queued for the next batch.
+    /// end-of-generation token, the request's budget or the context's, or a loop), else `None`
+    /// with the token queued for the next batch.
     fn accept(
         &self,
         slot: usize,
@@ -466,6 +472,10 @@ impl LocalEngine {
         if sequence.completion_tokens >= sequence.max_tokens
             || total_tokens >= self.token_limit() as usize
         {
+            return Some(Ok(response(sequence, FinishReason::Length)));
+        }
+        if self.settings.cut_loops && loops::in_a_loop(&sequence.text) {
+            timing.loops_cut += 1;
             return Some(Ok(response(sequence, FinishReason::Length)));
         }
         sequence.next = token;
@@ -855,6 +865,7 @@ mod tests {
             repeat_penalty: DEFAULT_REPEAT_PENALTY,
             chat_template: None,
             parallel: 1,
+            cut_loops: true,
         }
     }
 
@@ -1108,6 +1119,43 @@ mod tests {
             dry.matches(sentence).count(),
             0,
             "DRY has seen the sentence in the prompt and lets no copy of it through: {dry}"
+        );
+    }
+
+    #[test]
+    fn a_reply_caught_in_a_loop_ends_before_its_budget() {
+        let test = "a_reply_caught_in_a_loop_ends_before_its_budget";
+        let Some((model, _turn)) = test_model(test) else {
+            return;
+        };
+        let line = "The backup job runs every night at midnight.";
+        let body = json!({
+            "messages": [{"role": "user", "content": format!("Continue this log:\n{}", format!("{line}\n").repeat(10))}],
+            "temperature": 0,
+            "max_tokens": 400
+        });
+        let reply = |cut_loops: bool| {
+            let mut engine = LocalEngine::load(&LocalSettings {
+                repeat_penalty: 1.0,
+                cut_loops,
+                ..settings(model.clone(), 2, 1024)
+            })
+            .expect("test model loads");
+            let response = engine.complete(&body).expect("completion");
+            let loops_cut = engine.last_timing().expect("timing").loops_cut;
+            (response, loops_cut)
+        };
+        let (whole, _) = reply(false);
+        assert_eq!(finish_reason(&whole), "length", "reply: {whole}");
+        assert_eq!(whole["usage"]["completion_tokens"], 400);
+        let (cut, loops_cut) = reply(true);
+        assert_eq!(finish_reason(&cut), "length", "reply: {cut}");
+        assert_eq!(loops_cut, 1);
+        let tokens = cut["usage"]["completion_tokens"].as_u64().expect("a count");
+        assert!(tokens < 200, "ended after {tokens} of 400 tokens: {cut}");
+        assert!(
+            content(&whole).starts_with(content(&cut)),
+            "the cut reply is the start of the whole one"
         );
     }
 

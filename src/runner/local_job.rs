@@ -38,6 +38,7 @@ pub async fn run(
         repeat_penalty: local.repeat_penalty,
         chat_template: Some(local.chat_template.clone()).filter(|t| !t.is_empty()),
         parallel: local.parallel,
+        cut_loops: local.cut_loops,
     };
     let work: Vec<(String, LocalSettings, Vec<Work>)> = groups
         .into_iter()
@@ -150,7 +151,7 @@ pub async fn run(
     runner.printer.note(format!(
         "job {job}: {total} request(s) computed locally, up to {} decoded together; prompts: {} \
          tokens shared with a sequence already in the context, {} evaluated in {:.1} s ({:.1} \
-         tokens/s); {} tokens generated in {:.1} s ({:.1} tokens/s)",
+         tokens/s); {} tokens generated in {:.1} s ({:.1} tokens/s){}",
         local.parallel,
         spent.reused_prompt_tokens,
         spent.evaluated_prompt_tokens,
@@ -159,6 +160,10 @@ pub async fn run(
         spent.completion_tokens,
         spent.generation.as_secs_f64(),
         spent.generation_tokens_per_second(),
+        match spent.loops_cut {
+            0 => String::new(),
+            n => format!("; {n} reply(ies) ended early, caught in a loop (local.cut_loops)"),
+        },
     ));
     Ok(())
 }
