@@ -85,7 +85,7 @@ pub fn check_facts(context: &str, rules: &Rules) -> Result<(), Rejection> {
 }
 
 /// The `durable`/`stale` rules: the golds grade a durable value, every stale value is in the
-/// item's context, and no stale value would be graded correct.
+/// item's context, no stale value would be graded correct, and a memory_update's key is new.
 pub fn check_annotations(
     category: Category,
     item: &ItemFields,
@@ -138,7 +138,62 @@ pub fn check_annotations(
             ),
         );
     }
+    if category == Category::MemoryUpdate {
+        check_key_is_updated(context, &item.golds)?;
+    }
     Ok(())
+}
+
+/// memory_update: the key (the first gold) is not already the value of a stored fact above the
+/// update, as when an update "adds" a user the memory already lists, or moves a date to the date
+/// it had: then the update changes nothing the question asks. The stored facts above the update
+/// are the context's first run of fact lines, when text follows it; a context of fact lines
+/// alone (a changelog) has no such split and passes.
+fn check_key_is_updated(context: &str, golds: &[String]) -> Result<(), Rejection> {
+    let Some(key) = golds.first() else {
+        return Ok(());
+    };
+    let key = spoken(key);
+    if let Some(fact) = facts_above_update(context)
+        .into_iter()
+        .find(|fact| fact_value(fact).is_some_and(|value| spoken(value) == key))
+    {
+        return reject(
+            Reason::KeyNotUpdated,
+            format!(
+                "the key {:?} is already the value of the stored fact {:?}, above the update",
+                golds[0],
+                fact.trim()
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// The first run of fact lines of `context`, when a line of other text follows it.
+fn facts_above_update(context: &str) -> Vec<&str> {
+    let mut facts = Vec::new();
+    for (line, fenced) in lines(context) {
+        let fact = !fenced && is_fact_line(line.text);
+        if fact {
+            facts.push(line.text);
+        } else if !facts.is_empty() && !line.text.trim().is_empty() {
+            return facts;
+        }
+    }
+    Vec::new()
+}
+
+/// The value of a `key: value` fact line (`- user: John Doe` → `John Doe`).
+fn fact_value(line: &str) -> Option<&str> {
+    let text = line.trim();
+    let (_, value) = unbulleted(text).unwrap_or(text).split_once(':')?;
+    Some(value)
+}
+
+/// `text`'s words as the grader reads them.
+fn spoken(text: &str) -> Vec<String> {
+    norm(text).split_whitespace().map(str::to_string).collect()
 }
 
 #[cfg(test)]

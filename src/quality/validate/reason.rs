@@ -62,6 +62,7 @@ pub enum Reason {
     MissingStale,
     StaleNotInPrompt,
     StaleGradedCorrect,
+    KeyNotUpdated,
     CopiesTemplateExample,
     NotBloated,
     GoldVariantDropped,
@@ -113,6 +114,7 @@ impl Reason {
             Reason::MissingStale,
             Reason::StaleNotInPrompt,
             Reason::StaleGradedCorrect,
+            Reason::KeyNotUpdated,
             Reason::CopiesTemplateExample,
             Reason::NotBloated,
             Reason::GoldVariantDropped,
@@ -158,6 +160,7 @@ impl Reason {
             Reason::MissingStale => "missing_stale",
             Reason::StaleNotInPrompt => "stale_not_in_prompt",
             Reason::StaleGradedCorrect => "stale_graded_correct",
+            Reason::KeyNotUpdated => "key_not_updated",
             Reason::CopiesTemplateExample => "copies_template_example",
             Reason::NotBloated => "not_bloated",
             Reason::GoldVariantDropped => "gold_variant_dropped",
@@ -284,6 +287,10 @@ impl Reason {
             Reason::StaleNotInPrompt => "a `stale` value does not appear before the question",
             Reason::StaleGradedCorrect => {
                 "a `stale` value is graded correct by the golds, so repeating it would pass"
+            }
+            Reason::KeyNotUpdated => {
+                "a memory_update key is already the value of a stored fact above the update, so the \
+                 update changes nothing the question asks"
             }
             Reason::CopiesTemplateExample => {
                 "the prompt copies its category template's example item: the same or a near \

@@ -988,6 +988,54 @@ fn stale_graded_correct() {
 }
 
 #[test]
+fn a_memory_update_whose_key_the_memory_already_holds_is_not_an_update() {
+    // Two replies of the 1.5B author: the main job's, released as sas-local-0008, and seed
+    // 20261212's, which the context probe flagged.
+    let added_again = memory(
+        "Memory:\n- role: IAM administrator\n- user: John Doe\n- group: IT team\n- policy: allow access to all resources\n- endpoint: /api\n- version: 1.0\n\nUpdate from IAM Ops (2023-05-15): the IAM administrator role has been renamed to 'Security Administrator'; the user 'John Doe' has been added to the 'IT team' group; the policy 'allow access to all resources' has been updated to 'allow access to specific resources'; the endpoint '/api' has been updated to '/v1/api'; the version '1.0' has been updated to '1.1'; the user 'John Doe' has been removed from the 'IT team' group.\n\nQuestion: Who has been added to the 'IT team' group?",
+        &["John Doe"],
+        &["John Doe"],
+        &["IT team"],
+    );
+    let same_date = memory(
+        "Memory:\n- role: IAM administrator\n- resource: user\n- policy: allow access to all resources\n- effective_date: 2023-04-01\n- expiration_date: 2024-04-01\n\nUpdate from IAM Ops (2 April): the administrator role has been updated to IAM manager; the policy has been updated to allow access to all resources in all environments; the effective date has been updated to 2023-04-01; the expiration date has been updated to 2024-04-01.\n\nQuestion: What is the current effective date for the IAM administrator role?",
+        &["2023-04-01"],
+        &["2023-04-01"],
+        &["2024-04-01"],
+    );
+    for item in [&added_again, &same_date] {
+        assert_eq!(
+            outcome(Category::MemoryUpdate, item),
+            "key_not_updated",
+            "{}",
+            item.prompt
+        );
+    }
+    // Released as sas-local-0009: the key is new.
+    let updated = memory(
+        "Memory:\n- company: Blue Star Insurance\n- policy_type: Standard Policy\n- coverage_limit: $100,000\n- premium_rate: 0.05\n- claim_handling_time: 3 days\n\nUpdate from Claims Management (15 June): the claim handling time has been reduced to 2 days; the premium rate has been increased to 0.06.\n\nQuestion: What is the average claim handling time for Blue Star Insurance's Standard Policy?",
+        &["2 days"],
+        &["2 days"],
+        &["3 days"],
+    );
+    assert_eq!(outcome(Category::MemoryUpdate, &updated), "ok");
+    // A changelog of fact lines alone has no facts above an update: its last line may hold the key.
+    let changelog = memory(
+        "Payout cutoff changelog:\n- 2024-06-02: 17:00 ET\n- 2024-06-09: 15:30 ET\n\nQuestion: By what time must a payout adjustment be submitted now?",
+        &["15:30 ET"],
+        &["15:30 ET"],
+        &["17:00 ET"],
+    );
+    assert_eq!(outcome(Category::MemoryUpdate, &changelog), "ok");
+    let recall = memory(MEMORY, &["Okta"], &["Okta"], &[]);
+    assert_eq!(
+        outcome(Category::MemoryRecall, &recall),
+        "ok",
+        "a memory_recall key is a stored value by design"
+    );
+}
+
+#[test]
 fn not_bloated() {
     let rules = Rules::default();
     assert_eq!(
