@@ -442,6 +442,7 @@ pub struct CategoryConfig {
     pub min_prompt_words: Option<usize>,
     /// The survival this category's items had with this author in earlier runs: the loop's
     /// estimate leans on it where the run's own rate would stand in. Unset: the run's rate.
+    /// 0: the category is not asked at all.
     pub prior_survival: Option<f64>,
 }
 
@@ -465,6 +466,12 @@ const AUTHORING_KEYS: [&str; 4] = [
 ];
 
 impl CategoryConfig {
+    /// Whether the run asks this category for items: not when its `prior_survival` is 0, the
+    /// config's own statement that this author's items of it do not survive.
+    pub fn is_asked(&self) -> bool {
+        self.prior_survival != Some(0.0)
+    }
+
     /// Reads the table of `category`: its row and its authoring keys, each error naming the
     /// key's full path.
     fn read(category: Category, table: toml::Table) -> Result<CategoryConfig, String> {
@@ -961,6 +968,11 @@ impl Config {
             }
             if let Some(prior) = table.prior_survival {
                 number(prior, &format!("{key}.prior_survival"), 0.0, 1.0)?;
+                require(
+                    table.is_asked() || self.assemble.allow_short,
+                    &format!("{key}.prior_survival"),
+                    "above 0 unless assemble.allow_short = true: at 0 the run asks the category for nothing, so the release could never be full",
+                )?;
             }
         }
         Ok(())

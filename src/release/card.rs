@@ -630,7 +630,11 @@ fn limitations(card: &mut String, info: &ReleaseInfo, records: &[ReleaseRecord])
                 short.category,
                 group(short.have),
                 group(short.want),
-                reasons_suffix(&short.reasons)
+                if short.asked {
+                    reasons_suffix(&short.reasons)
+                } else {
+                    " (not asked: its `prior_survival` is 0)".to_string()
+                }
             );
         }
     }
@@ -1135,11 +1139,18 @@ mod tests {
             reasons: [("duplicate".to_string(), 5), ("no_json".to_string(), 1)]
                 .into_iter()
                 .collect(),
+            asked: true,
         }];
         let card = render_card(&info, "f.jsonl", SHA, 1, &records);
         assert!(card.contains("this release is **short** (`N = 20`"));
         assert!(
             card.contains("  - `technical_code`: 2 of 3 (`duplicate` 5, `no_json` 1)"),
+            "{card}"
+        );
+        info.shortfall[0].asked = false;
+        let card = render_card(&info, "f.jsonl", SHA, 1, &records);
+        assert!(
+            card.contains("  - `technical_code`: 2 of 3 (not asked: its `prior_survival` is 0)"),
             "{card}"
         );
     }

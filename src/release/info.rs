@@ -155,6 +155,8 @@ pub struct Shortfall {
     pub have: usize,
     pub want: usize,
     pub reasons: BTreeMap<String, usize>,
+    /// False when the run asked the category for nothing (its `prior_survival` is 0).
+    pub asked: bool,
 }
 
 /// What changed since an earlier release, as `saseval-gen diff` measures it; the card's Changelog

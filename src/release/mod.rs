@@ -410,6 +410,7 @@ mod tests {
             have: 2,
             want: 3,
             reasons: [("duplicate".to_string(), 4)].into_iter().collect(),
+            asked: true,
         }];
         write_release(dir.path(), &records, &info).expect("recorded shortfall");
         let report = verify_path(dir.path(), 3, &VerifyOptions::default()).expect("readable");

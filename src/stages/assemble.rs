@@ -811,6 +811,7 @@ pub fn select(ctx: &Ctx<'_>, excludes: &[PathBuf], keep_flagged: bool) -> Result
                 have: picked.len(),
                 want: per_category,
                 reasons: reject_counts.of(category),
+                asked: config.category(category).is_asked(),
             });
         }
         chosen.push((category, picked));
@@ -1208,7 +1209,9 @@ fn describe_shortfall(s: &Shortfall) -> String {
         s.have,
         s.want,
         s.want - s.have,
-        if reasons.is_empty() {
+        if !s.asked {
+            "none (not asked: its prior_survival is 0)".to_string()
+        } else if reasons.is_empty() {
             "none (too few were authored)".to_string()
         } else {
             reasons.join(", ")

@@ -456,11 +456,13 @@ fn slice_requests(
         .collect()
 }
 
-/// Round 0's plan: enough requests per category to reach the target if every item were valid.
+/// Round 0's plan: enough requests per category to reach the target if every item were valid,
+/// for every category the run asks (see [`crate::config::CategoryConfig::is_asked`]).
 pub fn round0_plan(config: &Config) -> Plan {
     let target = target(config);
     Category::ALL
         .into_iter()
+        .filter(|category| config.category(*category).is_asked())
         .map(|category| {
             let requests = target.div_ceil(config.category(category).items_per_request);
             (category, Slice { first: 0, requests })
@@ -504,11 +506,9 @@ pub fn next_first(plans: &[&Plan], category: Category) -> usize {
 /// requests that use that domain (they differ only in their seed), so that the cost guard and
 /// the dry run need not build a round that may hold millions of requests.
 fn round0_samples(config: &Config, templates: &Templates) -> Vec<(Category, Request, usize)> {
-    let target = target(config);
     let mut samples = Vec::new();
-    for category in Category::ALL {
+    for (category, Slice { requests: n, .. }) in round0_plan(config) {
         let ipr = config.category(category).items_per_request;
-        let n = target.div_ceil(ipr);
         let rotation = domain_rotation(config, category);
         for (d, domain) in rotation.iter().enumerate().take(n) {
             let uses = (n - d).div_ceil(rotation.len());
@@ -983,7 +983,13 @@ fn summarize(ctx: &Ctx<'_>, derived: &Derived) {
         "author: valid items per category (target {target}):"
     )];
     for (category, n) in valid {
-        let mark = if *n >= target { "" } else { "  (short)" };
+        let mark = if !ctx.config.category(*category).is_asked() {
+            "  (not asked: prior_survival 0)"
+        } else if *n >= target {
+            ""
+        } else {
+            "  (short)"
+        };
         lines.push(format!("  {category:<20} {n:>5}{mark}"));
     }
     let reasons = &derived.reject_reasons;

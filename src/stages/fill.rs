@@ -2,7 +2,7 @@
 //! repairs, audits and deduplicates; then it counts per category what assemble would release,
 //! and the categories still short get a top-up round sized by the survival measured so far.
 //! The loop stops when the release is full, when `author.max_rounds` rounds are done, or when
-//! every short category's survival stayed near zero; the cost guards hold for all rounds
+//! every short category's survival stayed near zero or it is not asked; the cost guards hold for all rounds
 //! together. Every decision is derived from cached replies and `state/loop.json`, so a resumed
 //! run takes the same rounds and ends in the same bytes.
 
@@ -204,6 +204,9 @@ fn next_round(config: &Config, plans: &[&Plan], round: usize, selection: &Select
             stopped.push(category);
             continue;
         }
+        if !config.category(category).is_asked() {
+            continue;
+        }
         let mut total = Survival::default();
         for (_, s) in own {
             total.add(s);
@@ -231,15 +234,7 @@ fn next_round(config: &Config, plans: &[&Plan], round: usize, selection: &Select
             config.author.max_topup_requests.unwrap_or_default()
         ))
     } else if plan.is_empty() {
-        Decision::Stop(format!(
-            "The loop stopped: every short category's survival stayed below {:.0}% for two rounds ({}); more rounds would be paid for nothing.",
-            NEAR_ZERO * 100.0,
-            stopped
-                .iter()
-                .map(|c| c.name())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))
+        Decision::Stop(no_round_left(config, &categories, &stopped))
     } else {
         Decision::Plan(plan)
     };
@@ -248,6 +243,45 @@ fn next_round(config: &Config, plans: &[&Plan], round: usize, selection: &Select
         stopped,
         decision,
     }
+}
+
+/// Why no short category of `categories` gets another round: those in `stopped` survived near
+/// zero twice, the others are not asked (`prior_survival` 0).
+fn no_round_left(
+    config: &Config,
+    categories: &BTreeMap<Category, Standing>,
+    stopped: &[Category],
+) -> String {
+    let names = |categories: &[Category]| {
+        categories
+            .iter()
+            .map(|c| c.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let not_asked: Vec<Category> = categories
+        .iter()
+        .filter(|(c, s)| s.survivors < s.needed && !config.category(**c).is_asked())
+        .map(|(c, _)| *c)
+        .collect();
+    let mut why = Vec::new();
+    if !stopped.is_empty() {
+        why.push(format!(
+            "survival stayed below {:.0}% for two rounds ({}); more rounds would be paid for nothing",
+            NEAR_ZERO * 100.0,
+            names(stopped)
+        ));
+    }
+    if !not_asked.is_empty() {
+        why.push(format!(
+            "not asked, at prior_survival 0 ({})",
+            names(&not_asked)
+        ));
+    }
+    format!(
+        "The loop stopped: no short category can get another round: {}.",
+        why.join("; ")
+    )
 }
 
 /// The authoring requests of `plans`.
@@ -334,6 +368,9 @@ fn render_round(config: &Config, round: usize, selection: &Selection, next: &Nex
         let then = match &next.decision {
             _ if standing.survivors >= standing.needed => "full".to_string(),
             _ if standing.stopped => "stopped (survival near zero)".to_string(),
+            _ if !config.category(*category).is_asked() => {
+                "not asked (prior_survival 0)".to_string()
+            }
             Decision::Plan(plan) => plan.get(category).map_or_else(
                 || "none (author.max_topup_requests)".to_string(),
                 |slice| format!("{} request(s)", slice.requests),
@@ -455,6 +492,7 @@ pub fn predict(
         rounds.push(round);
         let wanted = Category::ALL
             .into_iter()
+            .filter(|c| config.category(*c).is_asked())
             .filter_map(|c| {
                 let have = survivors.get(&c).copied().unwrap_or(0.0).floor() as usize;
                 let missing = needed.saturating_sub(have);

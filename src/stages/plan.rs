@@ -75,7 +75,8 @@ fn item_tokens(config: &Config, category: Category) -> u64 {
 }
 
 /// One stage's plan: `requests_per_item` requests per model for each planned item of the
-/// categories it covers, each sending the template and the item, with `max_tokens` out.
+/// categories it covers and the run asks, each sending the template and the item, with
+/// `max_tokens` out.
 fn plan(
     config: &Config,
     models: &[String],
@@ -85,6 +86,7 @@ fn plan(
     let items = target(config) as u64;
     Category::ALL
         .into_iter()
+        .filter(|category| config.category(*category).is_asked())
         .filter_map(|category| {
             let (requests_per_item, max_tokens) = per_item(category);
             if requests_per_item == 0 {

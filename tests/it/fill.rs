@@ -195,13 +195,13 @@ fn top_ups_stop_at_their_request_limit_and_serve_the_best_surviving_category_fir
 #[test]
 fn a_categorys_prior_survival_decides_which_category_a_cut_top_up_serves_first() {
     // The round 0 above, with priors: technical_code's rate is (19 + 10 × 1.0) ÷ (30 + 10),
-    // long_document_qa's (17 + 10 × 0.0) ÷ (26 + 10). technical_code now comes first and gets
+    // long_document_qa's (17 + 10 × 0.01) ÷ (26 + 10). technical_code now comes first and gets
     // the 1 request it asks for; long_document_qa gets the one left.
     let fake = FakeApi::start(lossy_responder());
     let world = twenty_per_category(&fake)
         .set("author.max_topup_requests=2")
         .set("categories.technical_code.prior_survival=1.0")
-        .set("categories.long_document_qa.prior_survival=0.0");
+        .set("categories.long_document_qa.prior_survival=0.01");
     world.run(&["run"]).code(1);
     let mut topups: Vec<String> = fake
         .counters()
@@ -215,6 +215,49 @@ fn a_categorys_prior_survival_decides_which_category_a_cut_top_up_serves_first()
         topups,
         ["author/long_document_qa/r1", "author/technical_code/r1"]
     );
+    assert_nothing_sent_twice(&fake);
+}
+
+#[test]
+fn a_category_at_prior_survival_zero_is_never_asked_and_the_release_says_so() {
+    // Round 0 leaves technical_code and long_document_qa short; long_document_qa's prior of 0
+    // says this author's documents do not survive, so no round asks for one.
+    let fake = FakeApi::start(lossy_responder());
+    let world = twenty_per_category(&fake)
+        .set("categories.long_document_qa.prior_survival=0.0")
+        .set("assemble.allow_short=true");
+    let run = world.run(&["run"]);
+    run.success();
+    let asked: Vec<String> = fake
+        .counters()
+        .lines_in_batches
+        .keys()
+        .filter(|id| id.starts_with("author/long_document_qa/"))
+        .cloned()
+        .collect();
+    assert!(asked.is_empty(), "{asked:?}");
+    assert!(
+        run.stdout.contains("not asked (prior_survival 0)"),
+        "{}",
+        run.stdout
+    );
+    let shortfall = manifest(&world)["shortfall"].clone();
+    assert_eq!(
+        shortfall,
+        serde_json::json!([{"category": "long_document_qa", "have": 0, "want": 20, "reasons": {}, "asked": false}])
+    );
+    let card = std::fs::read_to_string(world.out().join("README.md")).expect("card");
+    assert!(
+        card.contains("`long_document_qa`: 0 of 20 (not asked: its `prior_survival` is 0)"),
+        "{card}"
+    );
+    let without_allow_short = twenty_per_category(&fake)
+        .set("categories.long_document_qa.prior_survival=0.0")
+        .run(&["run"]);
+    without_allow_short
+        .code(2)
+        .stderr_has("categories.long_document_qa.prior_survival")
+        .stderr_has("assemble.allow_short");
     assert_nothing_sent_twice(&fake);
 }
 
