@@ -775,7 +775,9 @@ pub fn check_grounded(
 
 /// A variant written as a bare number of one or two digits beside a key that says more
 /// (`5` beside `5 years`) is doubtful: the grader would take any answer holding those digits
-/// (`15 years`, `2025`). It is kept where the context writes the bare number and not the key
+/// (`15 years`, `2025`). So is a longer bare number that the context also gives to something
+/// else (`200` beside the key `200Mbps`, over a context that says `200GB`): the grader would take
+/// that other value. Both are kept where the context writes the bare number and not the key
 /// (`Seats: 85` beside the key `85 seats`): there it is the context's own form of the value.
 pub fn check_lenient(context: Option<&str>, golds: &[String], variants: &mut [Variant]) {
     let Some((key, rest)) = golds.split_first() else {
@@ -790,8 +792,39 @@ pub fn check_lenient(context: Option<&str>, golds: &[String], variants: &mut [Va
                 "{gold:?} is a bare number the grader finds inside other answers (`15`, `2025`); \
                  the key {key:?} says what it counts"
             ));
+        } else if !is_whole_number(key)
+            && is_whole_number(gold)
+            && context.is_some_and(|context| given_to_another(context, golds, gold))
+        {
+            *variant = Variant::Doubtful(format!(
+                "{gold:?} is a bare number the context also gives to something other than the key \
+                 {key:?}, so an answer naming that would pass"
+            ));
         }
     }
+}
+
+fn is_whole_number(gold: &str) -> bool {
+    let digits = gold.trim();
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Whether `number`, a gold written as a bare whole number, stands in `context` apart from the
+/// golds that write more than it (the key's forms): as a number of its own, not inside a longer one.
+fn given_to_another(context: &str, golds: &[String], number: &str) -> bool {
+    let number = number.trim();
+    let mut rest = norm(context);
+    for gold in golds.iter().map(|gold| norm(gold)) {
+        if gold.trim() != number {
+            rest = rest.replace(gold.as_str(), " ");
+        }
+    }
+    let bytes = rest.as_bytes();
+    rest.match_indices(number).any(|(start, _)| {
+        let end = start + number.len();
+        (start == 0 || !bytes[start - 1].is_ascii_digit())
+            && (end == bytes.len() || !bytes[end].is_ascii_digit())
+    })
 }
 
 /// Python's reserved words: none of them can name a keyword argument or a parameter.

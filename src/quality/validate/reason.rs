@@ -306,8 +306,8 @@ impl Reason {
                 "a note, not a reject: a gold that may not be the first gold's value (a 12-hour \
                  time without am or pm, months beside days, words beside a number, another unit \
                  than asked, a number the context lacks) or that grades too much (a bare one- or \
-                 two-digit number beside a key with its unit) was dropped, and the item kept with \
-                 its other golds"
+                 two-digit number beside a key with its unit, or a bare number the context also \
+                 gives to another value) was dropped, and the item kept with its other golds"
             }
         }
     }

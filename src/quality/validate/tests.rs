@@ -1480,6 +1480,42 @@ fn a_bare_one_or_two_digit_variant_beside_a_key_with_its_unit_is_dropped() {
     );
 }
 
+/// A memory_update of the 1.5B author that both panel models passed (seed 20261212, released as
+/// sas-local-0010): its variant `200` grades the storage size `200GB` correct.
+#[test]
+fn a_bare_number_variant_the_context_gives_to_something_else_is_dropped() {
+    let prompt = "Memory:\n- cloud_provider: AWS\n- region: us-west-2\n- instance_type: t2.micro\n- storage_size: 100GB\n- network_bandwidth: 100Mbps\n\nUpdate from DevOps Ops (30 April): the instance type is now t2.large; the storage size is increased to 200GB; the network bandwidth is doubled to 200Mbps.\n\nQuestion: What is the current network bandwidth of the selected instance type?";
+    let dropped = |prompt: &str, golds: &[&str]| {
+        check_item(
+            Category::MemoryUpdate,
+            memory(prompt, golds, &golds[..1], &["100Mbps"]),
+            &Rules::default(),
+        )
+        .map(|kept| {
+            let dropped: Vec<String> = kept.dropped.into_iter().map(|d| d.gold).collect();
+            (kept.item.golds, dropped)
+        })
+        .map_err(|r| r.reason.code())
+    };
+    let golds = ["200Mbps", "200 Mbps", "200"];
+    assert_eq!(
+        dropped(prompt, &golds),
+        Ok((strings(&["200Mbps", "200 Mbps"]), strings(&["200"]))),
+        "`200` would grade the storage size, 200GB"
+    );
+    let only_the_key = prompt.replace("increased to 200GB", "increased to 300GB");
+    assert_eq!(
+        dropped(&only_the_key, &golds),
+        Ok((strings(&golds), Vec::new())),
+        "where only the key holds the number, the bare number is its short form"
+    );
+    assert_eq!(
+        dropped(prompt, &["200", "200"]),
+        Ok((strings(&["200"]), Vec::new())),
+        "a key that is itself the bare number says no more than its copy"
+    );
+}
+
 #[test]
 fn a_time_of_day_question_keyed_by_a_date_is_a_unit_mismatch() {
     let prompt = "Memory:\n- ERP: SAP ERP 2023\n- version: 2023.01.01\n- endpoint: /api/erp/v1\n- schedule: daily\n- owner: SAP\n- deadline: 2023-01-15\n\nUpdate from IT Ops (15 January): the ERP version is updated to 2023.02.01; the endpoint is changed to /api/erp/v2; the schedule is adjusted to weekly; the owner is changed to SAP; the deadline is extended to 2023-02-15.\n\nQuestion: By what time of day must this ERP system be updated to the latest version?";
