@@ -40,10 +40,13 @@ pub const LENIENT_DIGITS: usize = 2;
 /// graded 3–12 of the other items' answers in a local run of 100 items. A gold that writes its
 /// unit (`10%`, `$20`) grades as leniently but is how answers give the value, so it is not one.
 pub fn lenient_bare_number(gold: &str) -> bool {
+    bare_number(gold) && gold.trim().len() <= LENIENT_DIGITS
+}
+
+/// True when `gold` is written as a bare whole number (`200`), with no unit or separator.
+pub fn bare_number(gold: &str) -> bool {
     let digits = gold.trim();
-    !digits.is_empty()
-        && digits.len() <= LENIENT_DIGITS
-        && digits.bytes().all(|b| b.is_ascii_digit())
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// True when some gold, normalised, stands in the normalised answer as whole words: where the

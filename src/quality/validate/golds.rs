@@ -8,7 +8,7 @@ use super::quantity::{clock_time, numbers_in, same_value, Clock, NumberKey, Time
 use super::text::{unbalanced, word_count};
 use super::{reject, Reason, Rejection, Rules};
 use crate::quality::dedup::normalise;
-use crate::quality::grade::{graded, lenient_bare_number, norm};
+use crate::quality::grade::{bare_number, graded, lenient_bare_number, norm};
 use crate::quality::numeric::with_separators;
 use crate::stages::item::Category;
 
@@ -792,8 +792,8 @@ pub fn check_lenient(context: Option<&str>, golds: &[String], variants: &mut [Va
                 "{gold:?} is a bare number the grader finds inside other answers (`15`, `2025`); \
                  the key {key:?} says what it counts"
             ));
-        } else if !is_whole_number(key)
-            && is_whole_number(gold)
+        } else if !bare_number(key)
+            && bare_number(gold)
             && context.is_some_and(|context| given_to_another(context, golds, gold))
         {
             *variant = Variant::Doubtful(format!(
@@ -802,11 +802,6 @@ pub fn check_lenient(context: Option<&str>, golds: &[String], variants: &mut [Va
             ));
         }
     }
-}
-
-fn is_whole_number(gold: &str) -> bool {
-    let digits = gold.trim();
-    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// Whether `number`, a gold written as a bare whole number, stands in `context` apart from the
