@@ -975,7 +975,13 @@ impl Config {
                 )?;
             }
         }
-        Ok(())
+        require(
+            Category::ALL
+                .into_iter()
+                .any(|category| self.category(category).is_asked()),
+            "categories.<name>.prior_survival",
+            "above 0 in at least one category: at 0 in every one, the run would ask for nothing",
+        )
     }
 }
 
@@ -1599,6 +1605,31 @@ mod tests {
                 "{args:?}: the error names the key and its range: {err}"
             );
         }
+    }
+
+    #[test]
+    fn a_category_at_prior_survival_zero_needs_allow_short_and_another_category_asked() {
+        let err = load_error(&["categories.reasoning.prior_survival=0.0"]);
+        assert!(
+            err.contains("categories.reasoning.prior_survival")
+                && err.contains("assemble.allow_short"),
+            "{err}"
+        );
+        let mut every: Vec<String> = Category::ALL
+            .iter()
+            .map(|c| format!("categories.{c}.prior_survival=0.0"))
+            .collect();
+        every.push("assemble.allow_short=true".to_string());
+        let every: Vec<&str> = every.iter().map(String::as_str).collect();
+        let err = load_error(&every);
+        assert!(
+            err.contains("categories.<name>.prior_survival") && err.contains("at least one"),
+            "{err}"
+        );
+        let local =
+            Config::load(&repo_file("pipeline.local.toml"), &[]).expect("the profile loads");
+        assert!(!local.category(Category::Reasoning).is_asked());
+        assert!(local.category(Category::MemoryRecall).is_asked());
     }
 
     #[test]

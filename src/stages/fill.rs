@@ -2,8 +2,8 @@
 //! repairs, audits and deduplicates; then it counts per category what assemble would release,
 //! and the categories still short get a top-up round sized by the survival measured so far.
 //! The loop stops when the release is full, when `author.max_rounds` rounds are done, or when
-//! every short category's survival stayed near zero or it is not asked; the cost guards hold for all rounds
-//! together. Every decision is derived from cached replies and `state/loop.json`, so a resumed
+//! every short category's survival stayed near zero or it is not asked; the cost guards hold for
+//! all rounds together. Every decision is derived from cached replies and `state/loop.json`, so a resumed
 //! run takes the same rounds and ends in the same bytes.
 
 use super::assemble::{self, Selection};
