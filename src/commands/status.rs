@@ -102,6 +102,8 @@ fn loop_status(config: &Config, out_dir: &Path) -> Result<Vec<String>> {
             "full".to_string()
         } else if standing.stopped {
             "short; stopped (survival near zero)".to_string()
+        } else if !config.category(*category).is_asked() {
+            "short; not asked (prior_survival 0)".to_string()
         } else {
             match current.plan.get(category) {
                 Some(slice) if current.round > evaluated => {

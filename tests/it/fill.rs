@@ -251,6 +251,17 @@ fn a_category_at_prior_survival_zero_is_never_asked_and_the_release_says_so() {
         card.contains("`long_document_qa`: 0 of 20 (not asked: its `prior_survival` is 0)"),
         "{card}"
     );
+    let status = world.run(&["status"]);
+    status.success();
+    assert!(
+        status
+            .stdout
+            .lines()
+            .any(|line| line.trim_start().starts_with("long_document_qa")
+                && line.ends_with("short; not asked (prior_survival 0)")),
+        "{}",
+        status.stdout
+    );
     let without_allow_short = twenty_per_category(&fake)
         .set("categories.long_document_qa.prior_survival=0.0")
         .run(&["run"]);
