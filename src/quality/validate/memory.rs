@@ -33,8 +33,7 @@ pub fn fact_lines(context: &str) -> impl Iterator<Item = &str> {
 /// The key of a `key: value` fact line (`- tenant: Brightwater Health` → `tenant`), bulleted,
 /// numbered or bare; `None` for a fact line without one.
 pub fn fact_key(line: &str) -> Option<&str> {
-    let text = line.trim();
-    let (key, value) = unbulleted(text).unwrap_or(text).split_once(':')?;
+    let (key, value) = key_and_value(line)?;
     let key = key.trim();
     (!key.is_empty() && !value.trim().is_empty() && !key.contains(char::is_whitespace))
         .then_some(key)
@@ -156,7 +155,7 @@ fn check_key_is_updated(context: &str, golds: &[String]) -> Result<(), Rejection
     let key = spoken(key);
     if let Some(fact) = facts_above_update(context)
         .into_iter()
-        .find(|fact| fact_value(fact).is_some_and(|value| spoken(value) == key))
+        .find(|fact| key_and_value(fact).is_some_and(|(_, value)| spoken(value) == key))
     {
         return reject(
             Reason::KeyNotUpdated,
@@ -184,11 +183,11 @@ fn facts_above_update(context: &str) -> Vec<&str> {
     Vec::new()
 }
 
-/// The value of a `key: value` fact line (`- user: John Doe` → `John Doe`).
-fn fact_value(line: &str) -> Option<&str> {
+/// A fact line split at its first colon, after its bullet or number (`- user: John Doe` →
+/// `user`, ` John Doe`).
+fn key_and_value(line: &str) -> Option<(&str, &str)> {
     let text = line.trim();
-    let (_, value) = unbulleted(text).unwrap_or(text).split_once(':')?;
-    Some(value)
+    unbulleted(text).unwrap_or(text).split_once(':')
 }
 
 /// `text`'s words as the grader reads them.
