@@ -9,6 +9,7 @@
 #[cfg(test)]
 mod corpus;
 mod dialog;
+mod document;
 mod golds;
 mod junk;
 mod memory;
@@ -334,6 +335,11 @@ pub fn check_item(
     if let (Category::MultiDocumentQa, Some(key)) = (category, item.golds.first()) {
         snippets::check_distractors(&parts.snippets, key)?;
         snippets::check_one_answer(&parts.snippets, parts.question, key)?;
+    }
+    if let (Category::LongDocumentQa, Some(document), Some(key)) =
+        (category, parts.context, item.golds.first())
+    {
+        document::check_distractors(document, key)?;
     }
     if let Some(context) = parts.context {
         golds::check_grounded(context, &item.golds, &mut variants, context_name(category));

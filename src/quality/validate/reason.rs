@@ -270,7 +270,8 @@ impl Reason {
                 "no gold is graded present in the item's document, snippets, earlier turns or facts"
             }
             Reason::NoDistractors => {
-                "fewer than two snippets leave the key (the first gold) out"
+                "fewer than two snippets leave the key (the first gold) out, or every slot of a \
+                 document that the key fills (`owner: …`) holds it"
             }
             Reason::TwoSnippetsAnswer => {
                 "two snippets answer the question: both claim what it asks for (`the latest`, \

@@ -1516,6 +1516,52 @@ fn a_bare_number_variant_the_context_gives_to_something_else_is_dropped() {
     );
 }
 
+/// The main job's long_document_qa record (released as sas-local-0001 of sha256 `9024ce51…`):
+/// all three corrective actions are owned by Logistics, so "the corrective action that reduces
+/// delivery delays" needs no choosing. 7 of the 10 owner questions of gate-valid long documents in
+/// every cached run were of this kind.
+#[test]
+fn a_document_whose_every_slot_of_the_keys_kind_holds_the_key_has_no_distractor() {
+    let prompt = "Logistics department's postmortem: delivery delays during the holiday season\n\nSummary. During the holiday season, the logistics department experienced significant delivery delays, with an estimated 1,500 orders being delayed by 3 days. The delays were caused by a combination of factors, including poor weather conditions, a shortage of delivery trucks, and a lack of proper storage facilities.\n\nImpact. Customers in all regions were affected. Delivery times were longer than usual, and some customers had to wait for multiple days before receiving their orders.\n\nRoot cause. The weather conditions were particularly harsh during the holiday season, which made it difficult for delivery trucks to operate safely. Additionally, the shortage of delivery trucks was due to a lack of inventory, which had been depleted by the end of the holiday season. The lack of proper storage facilities also contributed to the delays.\n\nTimeline. At 10:00 the delivery team received an alert about the high number of delayed orders. At 10:30 the team began investigating the cause of the delays. At 11:00 the team identified the root cause as poor weather conditions and a shortage of delivery trucks. At 11:30 the team implemented a plan to address the issue, including hiring additional delivery trucks and improving storage facilities. By 12:00 the delays were reduced to 1,000 orders, and the team began to recover from the impact of the holiday season.\n\nCorrective actions. (1) Hire additional delivery trucks; owner: Logistics; due 15 December. (2) Improve storage facilities; owner: Logistics; due 20 December. (3) Review and update delivery routes; owner: Logistics; due 25 December.\n\nQuestion: Which team is responsible for implementing the corrective action that reduces delivery delays?";
+    assert_eq!(
+        outcome(
+            Category::LongDocumentQa,
+            &item(prompt, &["Logistics", "Logistics team"])
+        ),
+        "no_distractors"
+    );
+    let owners = prompt
+        .replacen("owner: Logistics", "owner: Fleet Operations", 1)
+        .replacen(
+            "owner: Logistics; due 25",
+            "owner: Network Planning; due 25",
+            1,
+        );
+    assert_eq!(
+        outcome(
+            Category::LongDocumentQa,
+            &item(&owners, &["Logistics", "Logistics team"])
+        ),
+        "ok",
+        "an action owned by another team is one to tell it from"
+    );
+    let prefix = prompt
+        .replacen("owner: Logistics", "owner: Logistics Planning", 1)
+        .replacen(
+            "owner: Logistics; due 25",
+            "owner: Logistics Planning; due 25",
+            1,
+        );
+    assert_eq!(
+        outcome(
+            Category::LongDocumentQa,
+            &item(&prefix, &["Logistics", "Logistics team"])
+        ),
+        "ok",
+        "`Logistics Planning` is another team, not the key"
+    );
+}
+
 #[test]
 fn a_time_of_day_question_keyed_by_a_date_is_a_unit_mismatch() {
     let prompt = "Memory:\n- ERP: SAP ERP 2023\n- version: 2023.01.01\n- endpoint: /api/erp/v1\n- schedule: daily\n- owner: SAP\n- deadline: 2023-01-15\n\nUpdate from IT Ops (15 January): the ERP version is updated to 2023.02.01; the endpoint is changed to /api/erp/v2; the schedule is adjusted to weekly; the owner is changed to SAP; the deadline is extended to 2023-02-15.\n\nQuestion: By what time of day must this ERP system be updated to the latest version?";
