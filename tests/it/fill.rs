@@ -22,6 +22,16 @@ fn manifest(world: &World) -> Value {
         .expect("manifest JSON")
 }
 
+/// The custom ids of the request lines the fake was sent in batches that `keep` accepts.
+fn batched_ids(fake: &FakeApi, keep: impl Fn(&str) -> bool) -> Vec<String> {
+    fake.counters()
+        .lines_in_batches
+        .keys()
+        .filter(|id| keep(id))
+        .cloned()
+        .collect()
+}
+
 fn assert_nothing_sent_twice(fake: &FakeApi) {
     let counters = fake.counters();
     let twice: Vec<&String> = counters
@@ -163,13 +173,9 @@ fn top_ups_stop_at_their_request_limit_and_serve_the_best_surviving_category_fir
     short.code(1).stderr_has(
         "its top-up rounds sent the 2 authoring request(s) author.max_topup_requests allows",
     );
-    let topups: Vec<String> = fake
-        .counters()
-        .lines_in_batches
-        .keys()
-        .filter(|id| id.starts_with("author/") && !id.contains("/r0/"))
-        .cloned()
-        .collect();
+    let topups = batched_ids(&fake, |id| {
+        id.starts_with("author/") && !id.contains("/r0/")
+    });
     assert_eq!(topups.len(), 2, "{topups:?}");
     assert!(
         topups
@@ -203,13 +209,12 @@ fn a_categorys_prior_survival_decides_which_category_a_cut_top_up_serves_first()
         .set("categories.technical_code.prior_survival=1.0")
         .set("categories.long_document_qa.prior_survival=0.01");
     world.run(&["run"]).code(1);
-    let mut topups: Vec<String> = fake
-        .counters()
-        .lines_in_batches
-        .keys()
-        .filter(|id| id.starts_with("author/") && !id.contains("/r0/"))
-        .filter_map(|id| id.rsplit_once('/').map(|(slot, _)| slot.to_string()))
-        .collect();
+    let mut topups: Vec<String> = batched_ids(&fake, |id| {
+        id.starts_with("author/") && !id.contains("/r0/")
+    })
+    .iter()
+    .filter_map(|id| id.rsplit_once('/').map(|(slot, _)| slot.to_string()))
+    .collect();
     topups.sort();
     assert_eq!(
         topups,
@@ -228,13 +233,7 @@ fn a_category_at_prior_survival_zero_is_never_asked_and_the_release_says_so() {
         .set("assemble.allow_short=true");
     let run = world.run(&["run"]);
     run.success();
-    let asked: Vec<String> = fake
-        .counters()
-        .lines_in_batches
-        .keys()
-        .filter(|id| id.starts_with("author/long_document_qa/"))
-        .cloned()
-        .collect();
+    let asked = batched_ids(&fake, |id| id.starts_with("author/long_document_qa/"));
     assert!(asked.is_empty(), "{asked:?}");
     assert!(
         run.stdout.contains("not asked (prior_survival 0)"),

@@ -18,13 +18,10 @@ pub(super) const LOOP_REPEATS: usize = 5;
 /// True when the last [`LOOP_WINDOW`] bytes of `text` stand in it [`LOOP_REPEATS`] times or
 /// more (non-overlapping).
 pub(super) fn in_a_loop(text: &[u8]) -> bool {
-    let Some(start) = text.len().checked_sub(LOOP_WINDOW) else {
-        return false;
-    };
     if text.len() < LOOP_WINDOW * LOOP_REPEATS {
         return false;
     }
-    memchr::memmem::find_iter(text, &text[start..])
+    memchr::memmem::find_iter(text, &text[text.len() - LOOP_WINDOW..])
         .take(LOOP_REPEATS)
         .count()
         >= LOOP_REPEATS
