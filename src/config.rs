@@ -274,8 +274,9 @@ pub struct Author {
     #[serde(default = "default_topup_margin")]
     pub topup_margin: f64,
     /// The most authoring requests all top-up rounds together send; unset, no bound but the
-    /// cost guard's. A top-up round over what is left is cut, the categories with the highest
-    /// estimated survival served first: the bound of a run whose requests cost time, not money.
+    /// cost guard's. A top-up round over what is left is cut, shared so that each short category
+    /// is expected to generate as many tokens: the bound of a run whose requests cost time, not
+    /// money.
     #[serde(default)]
     pub max_topup_requests: Option<usize>,
     /// The survival rate `author --dry-run` predicts the loop's rounds from, and the loop sizes
@@ -631,6 +632,14 @@ impl Config {
     /// The category table of `category` (every category has one).
     pub fn category(&self, category: Category) -> &CategoryConfig {
         self.categories.get(category)
+    }
+
+    /// The most tokens an authoring reply of `category` may generate: its table's
+    /// `max_tokens`, else `author.max_tokens`.
+    pub fn author_max_tokens(&self, category: Category) -> u32 {
+        self.category(category)
+            .max_tokens
+            .unwrap_or(self.author.max_tokens)
     }
 
     fn check_audit(&self) -> Result<(), String> {

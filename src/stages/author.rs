@@ -395,7 +395,7 @@ fn body(
             {"role": "user", "content": user},
         ],
         "temperature": author.temperature,
-        "max_tokens": config.category(category).max_tokens.unwrap_or(author.max_tokens),
+        "max_tokens": config.author_max_tokens(category),
         "seed": seeded::derive_u32(config.release.seed, custom_id),
     });
     match author.response_format {

@@ -74,7 +74,11 @@ pub async fn run(
             return Ok(StageEnd::Waiting);
         }
         let selection = assemble::select(ctx, &args.excludes, keep_flagged)?;
-        let next = next_round(config, &plan_refs, round, &selection);
+        let costs = match config.author.max_topup_requests {
+            Some(_) => tokens_per_request(ctx, templates, &plan_refs)?,
+            None => BTreeMap::new(),
+        };
+        let next = next_round(config, &plan_refs, round, &selection, &costs);
         rounds.rounds[round].evaluation = Some(next.evaluation.clone());
         ctx.printer
             .out(render_round(config, round, &selection, &next));
@@ -174,8 +178,16 @@ pub fn items_to_ask(missing: usize, rate: f64, margin: f64) -> usize {
     (missing as f64 / rate.max(RATE_FLOOR) * (1.0 + margin)).ceil() as usize
 }
 
-/// Evaluates round `round` and plans the next one for the categories still short.
-fn next_round(config: &Config, plans: &[&Plan], round: usize, selection: &Selection) -> Next {
+/// Evaluates round `round` and plans the next one for the categories still short; `costs` holds
+/// the tokens a request of each category is expected to generate (only a top-up limit reads
+/// them).
+fn next_round(
+    config: &Config,
+    plans: &[&Plan],
+    round: usize,
+    selection: &Selection,
+    costs: &BTreeMap<Category, f64>,
+) -> Next {
     let needed = config.release.per_category;
     let survivors = selection.survivors();
     let history = by_category(selection.survival());
@@ -183,7 +195,6 @@ fn next_round(config: &Config, plans: &[&Plan], round: usize, selection: &Select
     let mut categories = BTreeMap::new();
     let mut stopped = Vec::new();
     let mut plan = Plan::new();
-    let mut estimates = BTreeMap::new();
     for category in Category::ALL {
         let have = survivors.get(&category).copied().unwrap_or(0);
         let own = history.get(&category).map_or(&[][..], Vec::as_slice);
@@ -213,7 +224,6 @@ fn next_round(config: &Config, plans: &[&Plan], round: usize, selection: &Select
         }
         let prior = config.category(category).prior_survival.unwrap_or(run_rate);
         let rate = estimated_rate(&total, prior);
-        estimates.insert(category, rate);
         let items = items_to_ask(needed - have, rate, config.author.topup_margin);
         let ipr = config.category(category).items_per_request;
         plan.insert(
@@ -225,7 +235,7 @@ fn next_round(config: &Config, plans: &[&Plan], round: usize, selection: &Select
         );
     }
     let sent = topup_requests(&plans[1..=round]);
-    let (plan, limit_spent) = within_topup_limit(config, plan, sent, &estimates);
+    let (plan, limit_spent) = within_topup_limit(config, plan, sent, costs);
     let decision = if categories.values().all(|s| s.survivors >= s.needed) {
         Decision::Full
     } else if limit_spent {
@@ -294,53 +304,81 @@ fn topup_requests(plans: &[&Plan]) -> usize {
 }
 
 /// `plan` within what `author.max_topup_requests` leaves after `sent` top-up requests, and
-/// whether the limit, not the need, left it empty. `estimates` holds each category's estimated
-/// survival rate.
+/// whether the limit, not the need, left it empty. `costs` holds what a request of each
+/// category is expected to generate.
 fn within_topup_limit(
     config: &Config,
     plan: Plan,
     sent: usize,
-    estimates: &BTreeMap<Category, f64>,
+    costs: &BTreeMap<Category, f64>,
 ) -> (Plan, bool) {
     let Some(max) = config.author.max_topup_requests else {
         return (plan, false);
     };
     let wanted = !plan.is_empty();
-    let cut = cut_to(plan, max.saturating_sub(sent), estimates);
+    let cut = cut_to(plan, max.saturating_sub(sent), costs);
     let spent = wanted && cut.is_empty();
     (cut, spent)
 }
 
-/// `plan` cut to `left` requests: the categories whose survival is estimated highest come
-/// first, each with what the top-up rule asks for, until no request is left. Categories
-/// estimated equally share what is left of it one request at a time, in the categories' order,
-/// so neither is left with nothing for coming second.
-fn cut_to(plan: Plan, mut left: usize, estimates: &BTreeMap<Category, f64>) -> Plan {
-    let rate = |c: &Category| estimates.get(c).copied().unwrap_or(0.0);
-    let mut order: Vec<(Category, Slice)> = plan.into_iter().collect();
-    order.sort_by(|a, b| rate(&b.0).total_cmp(&rate(&a.0)));
-    let mut cut = Plan::new();
-    for tied in order.chunk_by(|a, b| rate(&a.0) == rate(&b.0)) {
-        let mut given = vec![0; tied.len()];
-        while left > 0 {
-            let before = left;
-            for ((_, slice), given) in tied.iter().zip(given.iter_mut()) {
-                if left > 0 && *given < slice.requests {
-                    *given += 1;
-                    left -= 1;
-                }
-            }
-            if left == before {
-                break;
-            }
-        }
-        for ((category, slice), requests) in tied.iter().zip(given) {
-            if requests > 0 {
-                cut.insert(*category, Slice { requests, ..*slice });
-            }
-        }
+/// `plan` cut to `left` requests, shared one request at a time: the next goes to the category
+/// whose requests so far are expected to generate the fewest tokens (`costs` holds a request's
+/// tokens per category; on a tie, the one given fewer requests, then the categories' order),
+/// until none is left or every category has what the top-up rule asks for. Each short category
+/// gets an equal share of the generation, not of the requests, so a category whose replies are
+/// short is asked proportionally more often, and none is starved for another's sake: a release
+/// that draws on more categories beats a deeper one in fewer.
+fn cut_to(plan: Plan, mut left: usize, costs: &BTreeMap<Category, f64>) -> Plan {
+    if topup_requests(&[&plan]) <= left {
+        return plan;
     }
-    cut
+    let cost = |c: &Category| costs.get(c).copied().unwrap_or(0.0);
+    let mut given: BTreeMap<Category, usize> = plan.keys().map(|c| (*c, 0)).collect();
+    while left > 0 {
+        let next = given
+            .iter()
+            .filter(|(c, n)| plan.get(c).is_some_and(|slice| **n < slice.requests))
+            .min_by(|(a, m), (b, n)| {
+                (**m as f64 * cost(a))
+                    .total_cmp(&(**n as f64 * cost(b)))
+                    .then(m.cmp(n))
+            })
+            .map(|(c, _)| *c);
+        let Some(category) = next else { break };
+        *given.entry(category).or_default() += 1;
+        left -= 1;
+    }
+    plan.into_iter()
+        .filter_map(|(category, slice)| {
+            let requests = given.get(&category).copied().unwrap_or(0);
+            (requests > 0).then_some((category, Slice { requests, ..slice }))
+        })
+        .collect()
+}
+
+/// Per category, the tokens one authoring request of `plans` generated on average: the
+/// expected cost of asking it again. A category with no reply yet counts at its `max_tokens`.
+fn tokens_per_request(
+    ctx: &Ctx<'_>,
+    templates: &Templates,
+    plans: &[&Plan],
+) -> Result<BTreeMap<Category, f64>> {
+    let requests = author::requests_of(ctx.config, templates, plans);
+    let mut costs = BTreeMap::new();
+    for category in Category::ALL {
+        let of: Vec<_> = requests
+            .iter()
+            .filter(|r| r.category == category)
+            .map(|r| &r.request)
+            .collect();
+        let used = ctx.runner.usage(of)?.total;
+        let cost = match used.requests {
+            0 => f64::from(ctx.config.author_max_tokens(category)),
+            n => used.completion_tokens as f64 / n as f64,
+        };
+        costs.insert(category, cost);
+    }
+    Ok(costs)
 }
 
 /// The round's table: per category, what it asked, what survived, where it stands, and what
@@ -458,8 +496,10 @@ pub fn predict(
 ) -> String {
     let p = config.author.prior_survival;
     let prior = |c: Category| config.category(c).prior_survival.unwrap_or(p);
-    let priors: BTreeMap<Category, f64> =
-        Category::ALL.into_iter().map(|c| (c, prior(c))).collect();
+    let costs: BTreeMap<Category, f64> = Category::ALL
+        .into_iter()
+        .map(|c| (c, f64::from(config.author_max_tokens(c))))
+        .collect();
     let needed = config.release.per_category;
     let round0 = author::round0_plan(config);
     let mut survivors: BTreeMap<Category, f64> = BTreeMap::new();
@@ -504,7 +544,7 @@ pub fn predict(
             })
             .collect();
         let sent = rounds[1..].iter().map(|r| r.requests).sum();
-        (asks, topups_spent) = within_topup_limit(config, wanted, sent, &priors);
+        (asks, topups_spent) = within_topup_limit(config, wanted, sent, &costs);
     }
     let own_priors = Category::ALL
         .into_iter()
@@ -587,7 +627,7 @@ mod tests {
     }
 
     #[test]
-    fn a_top_up_over_its_limit_serves_the_categories_estimated_best_first() {
+    fn a_top_up_over_its_limit_shares_the_generation_across_the_short_categories() {
         let slice = |first: usize, requests: usize| Slice { first, requests };
         let plan: Plan = [
             (Category::SimpleFactual, slice(5, 4)),
@@ -596,40 +636,42 @@ mod tests {
             (Category::MemoryUpdate, slice(2, 2)),
         ]
         .into();
-        let estimates: BTreeMap<Category, f64> = [
-            (Category::SimpleFactual, 0.2),
-            (Category::Reasoning, 0.0),
-            (Category::MemoryRecall, 0.6),
-            (Category::MemoryUpdate, 0.2),
+        let tokens: BTreeMap<Category, f64> = [
+            (Category::SimpleFactual, 50.0),
+            (Category::Reasoning, 200.0),
+            (Category::MemoryRecall, 100.0),
+            (Category::MemoryUpdate, 100.0),
         ]
         .into();
-        let cut = cut_to(plan.clone(), 9, &estimates);
+        let cut = cut_to(plan.clone(), 9, &tokens);
         let expected: Plan = [
-            (Category::MemoryRecall, slice(9, 6)),
-            (Category::SimpleFactual, slice(5, 2)),
-            (Category::MemoryUpdate, slice(2, 1)),
+            (Category::SimpleFactual, slice(5, 4)),
+            (Category::Reasoning, slice(7, 1)),
+            (Category::MemoryRecall, slice(9, 2)),
+            (Category::MemoryUpdate, slice(2, 2)),
         ]
         .into();
         assert_eq!(
             cut, expected,
-            "memory_recall is estimated best; simple_factual and memory_update tie and share the rest"
+            "each category is expected to generate about 200 tokens: the short replies of simple_factual buy 4 requests, reasoning's long ones 1"
         );
-        let shared = cut_to(plan.clone(), 11, &estimates);
         assert_eq!(
-            (
-                shared[&Category::SimpleFactual].requests,
-                shared[&Category::MemoryUpdate].requests
-            ),
-            (3, 2),
-            "a tied category that asks for less gets all it asks, the other the rest"
+            cut_to(plan.clone(), 4, &tokens).len(),
+            4,
+            "a limit as small as the categories are many still asks each of them once"
         );
-        assert!(!shared.contains_key(&Category::Reasoning), "{shared:?}");
+        let unreported: BTreeMap<Category, f64> =
+            plan.keys().map(|category| (*category, 0.0)).collect();
+        let even = cut_to(plan.clone(), 8, &unreported);
         assert_eq!(
-            cut_to(plan.clone(), 100, &estimates),
-            plan,
-            "within the limit"
+            even.values()
+                .map(|slice| slice.requests)
+                .collect::<Vec<_>>(),
+            [2, 2, 2, 2],
+            "a backend that reports no tokens: the requests are shared evenly"
         );
-        assert!(cut_to(plan, 0, &estimates).is_empty(), "nothing left");
+        assert_eq!(cut_to(plan.clone(), 100, &tokens), plan, "within the limit");
+        assert!(cut_to(plan, 0, &tokens).is_empty(), "nothing left");
     }
 
     #[test]

@@ -69,9 +69,8 @@ impl Plan {
 
 /// The most tokens one authored item can hold: its share of the authoring reply's budget.
 fn item_tokens(config: &Config, category: Category) -> u64 {
-    let table = config.category(category);
-    let reply = table.max_tokens.unwrap_or(config.author.max_tokens);
-    u64::from(reply) / table.items_per_request.max(1) as u64
+    let reply = config.author_max_tokens(category);
+    u64::from(reply) / config.category(category).items_per_request.max(1) as u64
 }
 
 /// One stage's plan: `requests_per_item` requests per model for each planned item of the

@@ -164,30 +164,37 @@ fn a_short_run_continues_when_max_rounds_is_raised_and_redoes_nothing() {
 }
 
 #[test]
-fn top_ups_stop_at_their_request_limit_and_serve_the_best_surviving_category_first() {
+fn top_ups_stop_at_their_request_limit_and_share_it_across_the_short_categories() {
     // Round 0 leaves technical_code (19 of 30 survived) and long_document_qa (17 of 26) short;
-    // the top-up rule asks for 1 and 3 requests. Two are allowed: long_document_qa gets both.
+    // the top-up rule asks for 1 and 3 requests. Two are allowed: each category gets one.
     let fake = FakeApi::start(lossy_responder());
     let world = twenty_per_category(&fake).set("author.max_topup_requests=2");
     let short = world.run(&["run"]);
     short.code(1).stderr_has(
         "its top-up rounds sent the 2 authoring request(s) author.max_topup_requests allows",
     );
-    let topups = batched_ids(&fake, |id| {
+    let mut topups: Vec<String> = batched_ids(&fake, |id| {
         id.starts_with("author/") && !id.contains("/r0/")
-    });
-    assert_eq!(topups.len(), 2, "{topups:?}");
-    assert!(
-        topups
-            .iter()
-            .all(|id| id.starts_with("author/long_document_qa/r1/")),
-        "{topups:?}"
+    })
+    .iter()
+    .filter_map(|id| id.rsplit_once('/').map(|(slot, _)| slot.to_string()))
+    .collect();
+    topups.sort();
+    assert_eq!(
+        topups,
+        ["author/long_document_qa/r1", "author/technical_code/r1"]
     );
-    assert!(
-        short.stdout.contains("none (author.max_topup_requests)"),
-        "{}",
-        short.stdout
-    );
+    for category in ["technical_code", "long_document_qa"] {
+        assert!(
+            short
+                .stdout
+                .lines()
+                .any(|line| line.trim_start().starts_with(category)
+                    && line.ends_with("  1 request(s)")),
+            "{category}: {}",
+            short.stdout
+        );
+    }
     let requests = fake.counters().http_requests;
     world.run(&["run"]).code(1);
     assert_eq!(
@@ -199,26 +206,29 @@ fn top_ups_stop_at_their_request_limit_and_serve_the_best_surviving_category_fir
 }
 
 #[test]
-fn a_categorys_prior_survival_decides_which_category_a_cut_top_up_serves_first() {
-    // The round 0 above, with priors: technical_code's rate is (19 + 10 × 1.0) ÷ (30 + 10),
-    // long_document_qa's (17 + 10 × 0.01) ÷ (26 + 10). technical_code now comes first and gets
-    // the 1 request it asks for; long_document_qa gets the one left.
+fn a_top_up_limit_smaller_than_the_short_categories_says_who_gets_none() {
+    // The round 0 above with one top-up request allowed: technical_code comes first in the
+    // categories' order and gets it; long_document_qa's row says why it gets none.
     let fake = FakeApi::start(lossy_responder());
-    let world = twenty_per_category(&fake)
-        .set("author.max_topup_requests=2")
-        .set("categories.technical_code.prior_survival=1.0")
-        .set("categories.long_document_qa.prior_survival=0.01");
-    world.run(&["run"]).code(1);
-    let mut topups: Vec<String> = batched_ids(&fake, |id| {
+    let world = twenty_per_category(&fake).set("author.max_topup_requests=1");
+    let short = world.run(&["run"]);
+    short.code(1);
+    let topups = batched_ids(&fake, |id| {
         id.starts_with("author/") && !id.contains("/r0/")
-    })
-    .iter()
-    .filter_map(|id| id.rsplit_once('/').map(|(slot, _)| slot.to_string()))
-    .collect();
-    topups.sort();
-    assert_eq!(
-        topups,
-        ["author/long_document_qa/r1", "author/technical_code/r1"]
+    });
+    assert_eq!(topups.len(), 1, "{topups:?}");
+    assert!(
+        topups[0].starts_with("author/technical_code/r1/"),
+        "{topups:?}"
+    );
+    assert!(
+        short
+            .stdout
+            .lines()
+            .any(|line| line.trim_start().starts_with("long_document_qa")
+                && line.ends_with("none (author.max_topup_requests)")),
+        "{}",
+        short.stdout
     );
     assert_nothing_sent_twice(&fake);
 }
