@@ -362,20 +362,68 @@ pub fn check_single_ask(question: &str) -> Result<(), Rejection> {
 }
 
 /// A question without context must ask about a particular thing: "a typical database system"
-/// is none, so its "maximum CSV file size" is whatever the author made up.
+/// is none, so its "maximum CSV file size" is whatever the author made up. Neither is an
+/// unnamed one: "an IAM system", "a manufacturing ERP system" or "e-commerce platforms" name a
+/// kind of product, whose defaults and limits differ from one product to the next.
 pub fn check_particular(question: &str) -> Result<(), Rejection> {
     let normalised = norm(question);
     let words: Vec<&str> = normalised.split_whitespace().collect();
-    if !words.windows(2).any(|pair| pair == ["a", "typical"]) {
-        return Ok(());
-    }
-    reject(
-        Reason::QuestionGeneric,
-        format!(
-            "the question {} asks about \"a typical\" thing, which has no single answer",
-            quote(question)
+    let typical = words
+        .windows(2)
+        .any(|pair| pair == ["a", "typical"])
+        .then(|| "a typical".to_string());
+    let asked = norm(asked_sentence(question));
+    let asked: Vec<&str> = asked.split_whitespace().collect();
+    match typical.or_else(|| unnamed_product(&asked)) {
+        Some(thing) => reject(
+            Reason::QuestionGeneric,
+            format!(
+                "the question {} asks about \"{thing}\", no particular thing, so it has no single answer",
+                quote(question)
+            ),
         ),
-    )
+        None => Ok(()),
+    }
+}
+
+/// The sentence of `question` that ends in its first question mark (a bloated question's
+/// chatter around it is not what it asks), or all of it without one.
+fn asked_sentence(question: &str) -> &str {
+    let Some(end) = question.find('?') else {
+        return question;
+    };
+    let before = &question[..end];
+    let start = [". ", "! ", "\n"]
+        .iter()
+        .filter_map(|stop| before.rfind(stop).map(|at| at + stop.len()))
+        .max()
+        .unwrap_or(0);
+    &question[start..=end]
+}
+
+/// Words of an unnamed product: "a … system", "… platforms".
+const PRODUCT_NOUNS: [&str; 2] = ["system", "platform"];
+/// How many words may stand between "a" and the product noun ("a relational database
+/// management system").
+const PRODUCT_WORDS_BEFORE: usize = 3;
+
+/// The phrase of `words` that names a kind of product and no particular one: "a" or "an" up
+/// to [`PRODUCT_WORDS_BEFORE`] words before "system" or "platform", or "systems" or
+/// "platforms" after another word.
+fn unnamed_product(words: &[&str]) -> Option<String> {
+    words.iter().enumerate().find_map(|(at, word)| {
+        if let Some(noun) = word.strip_suffix('s') {
+            return (at > 0 && PRODUCT_NOUNS.contains(&noun)).then(|| words[at - 1..=at].join(" "));
+        }
+        if !PRODUCT_NOUNS.contains(word) {
+            return None;
+        }
+        let from = at.saturating_sub(PRODUCT_WORDS_BEFORE + 1);
+        words[from..at]
+            .iter()
+            .rposition(|w| matches!(*w, "a" | "an"))
+            .map(|article| words[from + article..=at].join(" "))
+    })
 }
 
 /// Words that ask for a better way, not for a fact.

@@ -240,8 +240,9 @@ impl Reason {
                  before the question"
             }
             Reason::QuestionGeneric => {
-                "a factual question without context asks about \"a typical\" thing, which is no \
-                 particular thing and has no single answer"
+                "a factual question without context asks about \"a typical\" thing or an unnamed \
+                 product (\"a CRM system\", \"e-commerce platforms\"): no particular thing, no \
+                 single answer"
             }
             Reason::QuestionAdvice => {
                 "a factual or code question asks for advice (`how can…`, `should … use`, \

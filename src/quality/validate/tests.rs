@@ -775,8 +775,11 @@ fn a_gold_typed_along_the_digit_row_is_a_placeholder() {
 
 /// Two simple_factual replies of the 1.5B author (seed 20261129, a top-up round) that passed
 /// the gate, and the panel with the author's own answer: each asks about "a typical" system.
+/// Then three about an unnamed product, which passed the panel too: the first was released by
+/// the main job of 2026-12-06 (ninth session), the second by an earlier run, the third was
+/// flagged by the panel only.
 #[test]
-fn a_factual_question_about_a_typical_thing_is_generic() {
+fn a_factual_question_about_a_typical_thing_or_an_unnamed_product_is_generic() {
     for (prompt, gold) in [
         (
             "What is the maximum size of a CSV file that can be processed by a typical database system?",
@@ -785,6 +788,18 @@ fn a_factual_question_about_a_typical_thing_is_generic() {
         (
             "What is the maximum number of transactions that can be processed per second by a typical bank transaction processing system?",
             "1000",
+        ),
+        (
+            "What is the default shipping method for orders placed on e-commerce platforms?",
+            "standard shipping",
+        ),
+        (
+            "What is the minimum number of days required for a password to be changed in an IAM system?",
+            "7 days",
+        ),
+        (
+            "What is the maximum number of columns that can be used in a single table in a relational database management system?",
+            "1024",
         ),
     ] {
         assert_eq!(
@@ -796,6 +811,9 @@ fn a_factual_question_about_a_typical_thing_is_generic() {
     for prompt in [
         "Which TCP port does SSH typically listen on by default?",
         "What is the default port for SIP signalling over TLS (sips: URIs) under RFC 3261?",
+        "What is the default port for HTTP requests in the HTTP/1.1 protocol?",
+        "Which port does the Salesforce platform serve its API on by default?",
+        "What is the default port of the Domain Name System?",
     ] {
         assert_eq!(
             outcome(Category::SimpleFactual, &item(prompt, &["5061"])),
