@@ -387,13 +387,14 @@ pub fn check_particular(question: &str) -> Result<(), Rejection> {
 }
 
 /// The sentence of `question` that ends in its first question mark (a bloated question's
-/// chatter around it is not what it asks), or all of it without one.
+/// chatter around it, or a lead before a colon, is not what it asks); none without one (a
+/// bloated question's block may be its sign-off, with the company's name).
 fn asked_sentence(question: &str) -> &str {
     let Some(end) = question.find('?') else {
-        return question;
+        return "";
     };
     let before = &question[..end];
-    let start = [". ", "! ", "\n"]
+    let start = [". ", "! ", ": ", "\n"]
         .iter()
         .filter_map(|stop| before.rfind(stop).map(|at| at + stop.len()))
         .max()
@@ -403,9 +404,9 @@ fn asked_sentence(question: &str) -> &str {
 
 /// Words of an unnamed product: "a … system", "… platforms".
 const PRODUCT_NOUNS: [&str; 2] = ["system", "platform"];
-/// How many words may stand between "a" and the product noun ("a relational database
-/// management system").
-const PRODUCT_WORDS_BEFORE: usize = 3;
+/// How many words may stand between "a" and the product noun ("a manufacturing ERP system";
+/// "an information security management system" names a standard's subject, not a product).
+const PRODUCT_WORDS_BEFORE: usize = 2;
 
 /// The phrase of `words` that names a kind of product and no particular one: "a" or "an" up
 /// to [`PRODUCT_WORDS_BEFORE`] words before "system" or "platform", or "systems" or

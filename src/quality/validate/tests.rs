@@ -775,9 +775,9 @@ fn a_gold_typed_along_the_digit_row_is_a_placeholder() {
 
 /// Two simple_factual replies of the 1.5B author (seed 20261129, a top-up round) that passed
 /// the gate, and the panel with the author's own answer: each asks about "a typical" system.
-/// Then three about an unnamed product, which passed the panel too: the first was released by
-/// the main job of 2026-12-06 (ninth session), the second by an earlier run, the third was
-/// flagged by the panel only.
+/// Then three about an unnamed product, each released by a run of the local profile (the first
+/// by the main job of 2026-12-06, ninth session). The question the rule reads is the sentence
+/// that asks, not a lead before a colon.
 #[test]
 fn a_factual_question_about_a_typical_thing_or_an_unnamed_product_is_generic() {
     for (prompt, gold) in [
@@ -798,8 +798,8 @@ fn a_factual_question_about_a_typical_thing_or_an_unnamed_product_is_generic() {
             "7 days",
         ),
         (
-            "What is the maximum number of columns that can be used in a single table in a relational database management system?",
-            "1024",
+            "What is the default inventory level for a manufacturing ERP system?",
+            "100",
         ),
     ] {
         assert_eq!(
@@ -814,6 +814,8 @@ fn a_factual_question_about_a_typical_thing_or_an_unnamed_product_is_generic() {
         "What is the default port for HTTP requests in the HTTP/1.1 protocol?",
         "Which port does the Salesforce platform serve its API on by default?",
         "What is the default port of the Domain Name System?",
+        "Which ISO standard specifies the requirements for an information security management system?",
+        "Lena asked this during the clinical systems team review at Mediva Systems: Which TCP port does a stock Redis server listen on?",
     ] {
         assert_eq!(
             outcome(Category::SimpleFactual, &item(prompt, &["5061"])),
