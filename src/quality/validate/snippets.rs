@@ -312,7 +312,54 @@ pub fn parse<'p>(context: &'p str, rules: &Rules) -> Result<Vec<Snippet<'p>>, Re
             body_words,
         });
     }
+    check_titles_have_bodies(&snippets)?;
     Ok(snippets)
+}
+
+/// Most words of a snippet's title line.
+const TITLE_WORDS: usize = 8;
+/// Snippets with a title line and a body under it that make it the set's layout.
+const TITLED_SNIPPETS: usize = 2;
+
+/// Lines of `body` that hold any text.
+fn text_lines(body: &str) -> Vec<&str> {
+    body.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+/// Whether `line` reads as a title: a few words, not ended as a sentence.
+fn is_title(line: &str) -> bool {
+    word_count(line) <= TITLE_WORDS && !line.ends_with(['.', '!', '?', ':', ';'])
+}
+
+/// Where the snippets give a title line with a body under it, one that gives only its title
+/// has no body ("[Doc 1] CRM system version 2.0.1 (approved)" above three titled documents):
+/// the question may name that source, but nothing in it can be read.
+fn check_titles_have_bodies(snippets: &[Snippet]) -> Result<(), Rejection> {
+    let titled = snippets
+        .iter()
+        .filter(|s| text_lines(s.body).len() > 1)
+        .count();
+    if titled < TITLED_SNIPPETS {
+        return Ok(());
+    }
+    let bare = snippets.iter().position(|s| match text_lines(s.body)[..] {
+        [line] => is_title(line),
+        _ => false,
+    });
+    match bare {
+        Some(index) => reject(
+            Reason::SnippetLabels,
+            format!(
+                "snippet {} ({:?}) is a title with no body, where {titled} other snippets give a title and text under it",
+                index + 1,
+                snippets[index].label
+            ),
+        ),
+        None => Ok(()),
+    }
 }
 
 /// Snippets that must leave the key out (the template asks for at least two distractors).

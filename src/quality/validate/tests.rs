@@ -1640,3 +1640,38 @@ fn a_count_question_keyed_by_a_percentage_is_a_unit_mismatch() {
         "a question that asks how many percent names its unit"
     );
 }
+
+/// A multi_document_qa item the main job of 2026-12-06 (ninth session) released: Doc 1 is a
+/// title with no text under it, above three titled documents. With text under its title, and
+/// with every snippet a one-line sentence, the item passes.
+#[test]
+fn a_snippet_that_is_only_a_title_among_titled_documents_has_no_body() {
+    const BARE: &str = "[Doc 1] CRM system version 2.0.1 (approved)\n[Doc 2] CRM system requirements\nThe CRM system requires a minimum of 500 GB of disk space and 2000 CPU cores for optimal performance. It supports up to 1000 users and 10000 contacts.\n[Doc 3] CRM system updates, 3 March\nThe CRM system was updated on 3 March to version 2.0.2. The update included bug fixes and performance improvements.\n[Doc 4] CRM system user training note\nThe CRM system requires 2 hours of user training for new employees.\nQuestion: What is the minimum disk space required for the CRM system version 2.0.1?";
+    let golds = ["500 GB", "500GB"];
+    let rejection = check_item(
+        Category::MultiDocumentQa,
+        item(BARE, &golds),
+        &Rules::default(),
+    )
+    .map(|_| ())
+    .expect_err("Doc 1 has no body");
+    assert_eq!(rejection.reason.code(), "snippet_labels");
+    assert!(
+        rejection.detail.contains("snippet 1") && rejection.detail.contains("no body"),
+        "{}",
+        rejection.detail
+    );
+    let with_text = BARE.replace(
+        "(approved)\n",
+        "(approved)\nVersion 2.0.1 was approved by the change board and adds customer segmentation.\n",
+    );
+    assert_eq!(
+        outcome(Category::MultiDocumentQa, &item(&with_text, &golds)),
+        "ok"
+    );
+    let one_line_each = "[Doc 1] The CRM system version 2.0.1 was approved by the change board in March.\n[Doc 2] The CRM system requires a minimum of 500 GB of disk space and 2000 CPU cores for optimal performance.\n[Doc 3] The CRM system was updated on 3 March to version 2.0.2 with bug fixes and performance improvements.\n[Doc 4] The CRM system requires 2 hours of user training for new employees.\nQuestion: What is the minimum disk space required for the CRM system version 2.0.1?";
+    assert_eq!(
+        outcome(Category::MultiDocumentQa, &item(one_line_each, &golds)),
+        "ok"
+    );
+}
