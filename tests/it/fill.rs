@@ -32,6 +32,13 @@ fn batched_ids(fake: &FakeApi, keep: impl Fn(&str) -> bool) -> Vec<String> {
         .collect()
 }
 
+/// Whether a row of `table` starts with `category` and ends with `ending`.
+fn row_ends(table: &str, category: &str, ending: &str) -> bool {
+    table
+        .lines()
+        .any(|line| line.trim_start().starts_with(category) && line.ends_with(ending))
+}
+
 fn assert_nothing_sent_twice(fake: &FakeApi) {
     let counters = fake.counters();
     let twice: Vec<&String> = counters
@@ -186,11 +193,7 @@ fn top_ups_stop_at_their_request_limit_and_share_it_across_the_short_categories(
     );
     for category in ["technical_code", "long_document_qa"] {
         assert!(
-            short
-                .stdout
-                .lines()
-                .any(|line| line.trim_start().starts_with(category)
-                    && line.ends_with("  1 request(s)")),
+            row_ends(&short.stdout, category, "  1 request(s)"),
             "{category}: {}",
             short.stdout
         );
@@ -222,11 +225,11 @@ fn a_top_up_limit_smaller_than_the_short_categories_says_who_gets_none() {
         "{topups:?}"
     );
     assert!(
-        short
-            .stdout
-            .lines()
-            .any(|line| line.trim_start().starts_with("long_document_qa")
-                && line.ends_with("none (author.max_topup_requests)")),
+        row_ends(
+            &short.stdout,
+            "long_document_qa",
+            "none (author.max_topup_requests)"
+        ),
         "{}",
         short.stdout
     );
@@ -263,11 +266,11 @@ fn a_category_at_prior_survival_zero_is_never_asked_and_the_release_says_so() {
     let status = world.run(&["status"]);
     status.success();
     assert!(
-        status
-            .stdout
-            .lines()
-            .any(|line| line.trim_start().starts_with("long_document_qa")
-                && line.ends_with("short; not asked (prior_survival 0)")),
+        row_ends(
+            &status.stdout,
+            "long_document_qa",
+            "short; not asked (prior_survival 0)"
+        ),
         "{}",
         status.stdout
     );
