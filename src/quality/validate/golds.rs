@@ -1101,6 +1101,12 @@ fn is_code(token: &str) -> bool {
     token.bytes().any(|b| b.is_ascii_digit()) || token.chars().skip(1).any(char::is_uppercase)
 }
 
+/// Whether `words` stands in `text` as whole words, whatever punctuation stands between them
+/// (`'Finance' application` holds `Finance application`).
+pub fn mentions(text: &str, words: &str) -> bool {
+    !word_spans(&normalise(text), &normalise(words)).is_empty()
+}
+
 /// Where `words` stands in `text` as whole words (both as [`normalise`] makes them):
 /// each mention's start and end.
 fn word_spans(text: &str, words: &str) -> Vec<(usize, usize)> {

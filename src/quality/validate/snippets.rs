@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use super::junk::DANGLING_WORDS;
 use super::question::QUESTION_WORDS;
 use super::text::{line_label, lines, word_count};
-use super::{in_range, reject, Reason, Rejection, Rules};
+use super::{golds, in_range, reject, Reason, Rejection, Rules};
 use crate::quality::grade::{norm, states};
 
 /// One snippet: its label as written, the text after the label, and how many words that is.
@@ -365,12 +365,13 @@ fn check_titles_have_bodies(snippets: &[Snippet]) -> Result<(), Rejection> {
 /// Snippets that must leave the key out (the template asks for at least two distractors).
 const MIN_DISTRACTORS: usize = 2;
 
-/// At least two snippets are distractors: snippets that do not state the key. When every
-/// snippet, or every one but one, states it, a reader finds the answer wherever it looks.
+/// At least two snippets are distractors: snippets that do not state the key (as whole words,
+/// whatever punctuation stands between them). When every snippet, or every one but one, states
+/// it, a reader finds the answer wherever it looks.
 pub fn check_distractors(snippets: &[Snippet], key: &str) -> Result<(), Rejection> {
     let without = snippets
         .iter()
-        .filter(|snippet| !states(snippet.body, &[key]))
+        .filter(|snippet| !golds::mentions(snippet.body, key))
         .count();
     if without >= MIN_DISTRACTORS {
         return Ok(());

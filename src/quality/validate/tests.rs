@@ -1675,3 +1675,19 @@ fn a_snippet_that_is_only_a_title_among_titled_documents_has_no_body() {
         "ok"
     );
 }
+
+/// A multi_document_qa item the main job of 2026-12-06 (ninth session) released: every snippet
+/// states the key `Finance application`, written `'Finance' application`, whose quotes the
+/// grader's normalisation turns into a second space. A snippet states the key whatever the
+/// punctuation between its words.
+#[test]
+fn a_key_quoted_in_every_snippet_leaves_no_distractor() {
+    const QUOTED: &str = "[Doc 1] IAM policy for user John Doe\nThe IAM policy for user John Doe allows access to the 'Finance' application, but not to the 'HR' application. The policy is valid for all users in the 'Finance' cluster.\n\n[Doc 2] Security team meeting notes, 24 February\nThe security team discussed the IAM policy for user John Doe. They noted that the policy allows access to the 'Finance' application, but not to the 'HR' application. The policy is valid for all users in the 'Finance' cluster.\n\n[Doc 3] IAM policy for user Jane Smith\nThe IAM policy for user Jane Smith allows access to the 'Finance' application, but not to the 'HR' application. The policy is valid for all users in the 'Finance' cluster.\n\n[Doc 4] Security team meeting notes, 25 February\nThe security team discussed the IAM policy for user Jane Smith. They noted that the policy allows access to the 'Finance' application, but not to the 'HR' application. The policy is valid for all users in the 'Finance' cluster.\n\nQuestion: What is the IAM policy for user John Doe?";
+    assert_eq!(
+        outcome(
+            Category::MultiDocumentQa,
+            &item(QUOTED, &["Finance application", "Finance"])
+        ),
+        "no_distractors"
+    );
+}
