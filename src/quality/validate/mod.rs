@@ -327,6 +327,9 @@ pub fn check_item(
     ) {
         question::check_not_advice(parts.question)?;
     }
+    if category == Category::TechnicalCode {
+        question::check_asks_token(parts.question)?;
+    }
     if let Some(context) = parts.context {
         golds::check_subjects(&item.golds, &variants, context, context_name(category))?;
     }

@@ -467,6 +467,56 @@ pub fn check_not_advice(question: &str) -> Result<(), Rejection> {
     }
 }
 
+/// Languages and tools whose name before "code", "query" or "snippet" asks for code to write.
+const CODE_LANGUAGES: [&str; 16] = [
+    "terraform",
+    "hcl",
+    "python",
+    "java",
+    "javascript",
+    "typescript",
+    "sql",
+    "go",
+    "bash",
+    "shell",
+    "yaml",
+    "json",
+    "ruby",
+    "php",
+    "kotlin",
+    "powershell",
+];
+/// Nouns of code to write, after a language's name.
+const CODE_NOUNS: [&str; 3] = ["code", "query", "snippet"];
+/// Words after such a noun that make the phrase a token's name ("Which SQL query parameter…").
+const TOKEN_AFTER_NOUN: [&str; 5] = ["parameter", "parameters", "option", "hint", "string"];
+
+/// A code question's answer is one token. One that asks for code to write in a named language
+/// ("What Terraform code should they add…?", "What SQL query can be added…?") asks for a block
+/// with many right forms, and its key is whatever word the author picked: a kind of advice.
+pub fn check_asks_token(question: &str) -> Result<(), Rejection> {
+    let normalised = norm(question);
+    let words: Vec<&str> = normalised.split_whitespace().collect();
+    let asked = words.windows(3).enumerate().find_map(|(at, w)| {
+        let after = words.get(at + 3).copied().unwrap_or_default();
+        let code = matches!(w[0], "what" | "which")
+            && CODE_LANGUAGES.contains(&w[1])
+            && CODE_NOUNS.contains(&w[2])
+            && !TOKEN_AFTER_NOUN.contains(&after);
+        code.then(|| w.join(" "))
+    });
+    match asked {
+        Some(asks) => reject(
+            Reason::QuestionAdvice,
+            format!(
+                "the question {} asks for code to write (\"{asks}\"), not for one token: many answers are right, and the key is the one the author liked",
+                quote(question)
+            ),
+        ),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1691,3 +1691,42 @@ fn a_key_quoted_in_every_snippet_leaves_no_distractor() {
         "no_distractors"
     );
 }
+
+/// A technical_code item the main job of 2026-12-06 (ninth session) released: it asks for the
+/// Terraform code to add, a block with many right forms, and its key `service` is a word of the
+/// prompt. A question for a code-shaped token (a status, exit or error code) still passes.
+#[test]
+fn a_code_question_that_asks_for_code_to_write_has_no_single_answer() {
+    for (prompt, gold) in [
+        (
+            "A developer is writing an IAM policy in Terraform. They want to ensure that the policy does not allow access to a specific service. What Terraform code should they add to the policy to achieve this?",
+            "service",
+        ),
+        (
+            "Our reporting job (PostgreSQL 15) must stop a runaway report after it holds locks for too long. What SQL query can be added to the job to force the report to be killed?",
+            "pg_cancel_backend",
+        ),
+    ] {
+        assert_eq!(
+            outcome(Category::TechnicalCode, &item(prompt, &[gold])),
+            "question_advice",
+            "{prompt}"
+        );
+    }
+    for (prompt, gold) in [
+        (
+            "Our billing API (Spring Boot 3.1) rejects a request whose client has sent too many calls in a minute. Which HTTP status code must the controller return?",
+            "429",
+        ),
+        (
+            "Our deploy script runs `terraform plan -detailed-exitcode` in CI (Terraform 1.6). Which exit code does the command return when the plan has changes?",
+            "2",
+        ),
+    ] {
+        assert_eq!(
+            outcome(Category::TechnicalCode, &item(prompt, &[gold])),
+            "ok",
+            "{prompt}"
+        );
+    }
+}
