@@ -9,7 +9,7 @@ use super::junk::DANGLING_WORDS;
 use super::question::QUESTION_WORDS;
 use super::text::{line_label, lines, word_count};
 use super::{golds, in_range, reject, Reason, Rejection, Rules};
-use crate::quality::grade::{norm, states};
+use crate::quality::grade::norm;
 
 /// One snippet: its label as written, the text after the label, and how many words that is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,6 +17,14 @@ pub struct Snippet<'p> {
     pub label: &'p str,
     pub body: &'p str,
     pub body_words: usize,
+}
+
+impl Snippet<'_> {
+    /// Whether the body states `key` as whole words, whatever punctuation stands between them
+    /// (`the 'Finance' application` states `Finance application`).
+    fn states(&self, key: &str) -> bool {
+        golds::mentions(self.body, key)
+    }
 }
 
 /// The shape shared by a scheme's labels.
@@ -365,13 +373,12 @@ fn check_titles_have_bodies(snippets: &[Snippet]) -> Result<(), Rejection> {
 /// Snippets that must leave the key out (the template asks for at least two distractors).
 const MIN_DISTRACTORS: usize = 2;
 
-/// At least two snippets are distractors: snippets that do not state the key (as whole words,
-/// whatever punctuation stands between them). When every snippet, or every one but one, states
-/// it, a reader finds the answer wherever it looks.
+/// At least two snippets are distractors: snippets that do not state the key. When every
+/// snippet, or every one but one, states it, a reader finds the answer wherever it looks.
 pub fn check_distractors(snippets: &[Snippet], key: &str) -> Result<(), Rejection> {
     let without = snippets
         .iter()
-        .filter(|snippet| !golds::mentions(snippet.body, key))
+        .filter(|snippet| !snippet.states(key))
         .count();
     if without >= MIN_DISTRACTORS {
         return Ok(());
@@ -415,9 +422,8 @@ fn says_nothing(word: &str) -> bool {
 /// 15th", for "the planned release date for the new version").
 pub fn check_one_answer(snippets: &[Snippet], question: &str, key: &str) -> Result<(), Rejection> {
     let asked = norm(question);
-    let (keyed, others): (Vec<&Snippet>, Vec<&Snippet>) = snippets
-        .iter()
-        .partition(|snippet| states(snippet.body, &[key]));
+    let (keyed, others): (Vec<&Snippet>, Vec<&Snippet>) =
+        snippets.iter().partition(|snippet| snippet.states(key));
     let has = |text: &str, word: &str| text.split_whitespace().any(|w| w == word);
     for claim in CLAIM_WORDS.iter().filter(|claim| has(&asked, claim)) {
         let claims = |snippet: &Snippet| has(&norm(snippet.body), claim);
