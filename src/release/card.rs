@@ -382,6 +382,14 @@ fn how_built(card: &mut String, info: &ReleaseInfo, records: &[ReleaseRecord]) {
             group(dedup.against_template_example)
         );
     }
+    if dedup.same_fact > 0 {
+        let _ = writeln!(
+            card,
+            "   Factual questions dropped because a kept question of their category has their key (the\n   \
+             same fact asked again): {}.",
+            group(dedup.same_fact)
+        );
+    }
     survival(card, info);
     let flags = FlagCounts::of(records);
     let _ = writeln!(

@@ -144,6 +144,8 @@ pub struct DedupNumbers {
     pub against_reference: usize,
     /// Copies of a category template's own example item.
     pub against_template_example: usize,
+    /// Factual items whose key a kept item of their category has: the same fact asked again.
+    pub same_fact: usize,
     /// `_needs_review` items left out because `keep_flagged` was off.
     pub flagged_left_out: usize,
 }

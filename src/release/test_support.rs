@@ -156,6 +156,7 @@ pub(crate) fn info(records: &[ReleaseRecord], per_category: usize) -> ReleaseInf
             near: 3,
             against_reference: 1,
             against_template_example: 0,
+            same_fact: 0,
             flagged_left_out: 2,
         },
         usage: [

@@ -19,13 +19,13 @@ use crate::release::{
     ReleaseInfo, Shortfall, WrittenRelease,
 };
 use crate::runner::usage::StageUsage;
-use crate::stages::item::{excerpt, Candidate, Category, Reject};
+use crate::stages::item::{excerpt, quote, Candidate, Category, Reject};
 use crate::stages::repair::Summary;
 use crate::stages::yields::{RoundSurvival, RoundYield, Survival};
 use crate::util::jsonl::{ChunkReader, JsonlError, RawLine, Span, SpanReader};
 use crate::util::seeded;
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{hash_map, BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 /// A prompt that candidates must not duplicate.
@@ -141,6 +141,8 @@ struct Entry {
     domain: u32,
     round: u32,
     needs_review: bool,
+    /// The normalised key of an item that asks for a fact ([`Category::asks_a_fact`]).
+    fact: Option<Box<str>>,
 }
 
 /// A flagged candidate as the release report lists it.
@@ -187,6 +189,7 @@ struct ScannedLine {
     round: u32,
     flagged: Option<FlaggedCandidate>,
     sketch: dedup::Sketch,
+    fact: Option<Box<str>>,
 }
 
 impl ScannedLine {
@@ -197,6 +200,7 @@ impl ScannedLine {
             span: line.span,
             prompt: line.span_of(raw.prompt.get().as_bytes()),
             sketch: dedup::sketch(&candidate.prompt),
+            fact: fact_key(&candidate),
             flagged: candidate
                 .needs_review
                 .then(|| FlaggedCandidate::of(&candidate)),
@@ -206,6 +210,16 @@ impl ScannedLine {
             round: candidate.round,
         })
     }
+}
+
+/// The key of a candidate that asks for a fact, normalised as the grader reads it.
+fn fact_key(candidate: &Candidate) -> Option<Box<str>> {
+    if !candidate.category.asks_a_fact() {
+        return None;
+    }
+    let key = crate::quality::grade::norm(candidate.golds.first()?);
+    let key = key.split_whitespace().collect::<Vec<_>>().join(" ");
+    (!key.is_empty()).then(|| key.into_boxed_str())
 }
 
 /// Streams the candidates file: its entries, and the MinHash sketches of `references` then of
@@ -221,7 +235,7 @@ fn scan(path: &Path, references: &[Reference]) -> Result<(Scanned, Vec<dedup::Sk
     };
     let mut sketches =
         crate::util::parallel::map(references, threads, |r| dedup::sketch(&r.prompt));
-    let mut domain_ids: std::collections::HashMap<String, u32> = Default::default();
+    let mut domain_ids: HashMap<String, u32> = Default::default();
     let mut append = |lines: Vec<Result<ScannedLine, JsonlError>>| -> Result<()> {
         for line in lines {
             let line = line?;
@@ -245,6 +259,7 @@ fn scan(path: &Path, references: &[Reference]) -> Result<(Scanned, Vec<dedup::Sk
                 domain,
                 round: line.round,
                 needs_review,
+                fact: line.fact,
             });
             sketches.push(line.sketch);
         }
@@ -415,11 +430,13 @@ fn filter(
         });
     }
     let mut kept = Vec::new();
+    let mut facts: HashMap<(Category, &str), &str> = HashMap::new();
     for (&entry, is_dropped) in priority.iter().zip(is_dropped) {
         if is_dropped {
             continue;
         }
-        if entries[entry as usize].needs_review && !keep_flagged {
+        let e = &entries[entry as usize];
+        if e.needs_review && !keep_flagged {
             numbers.flagged_left_out += 1;
             dropped.push(Dropped {
                 entry,
@@ -428,6 +445,27 @@ fn filter(
                 collided_with: None,
             });
             continue;
+        }
+        if let Some(key) = &e.fact {
+            match facts.entry((e.category, key)) {
+                hash_map::Entry::Occupied(holder) => {
+                    numbers.same_fact += 1;
+                    dropped.push(Dropped {
+                        entry,
+                        reason: "duplicate_fact",
+                        detail: format!(
+                            "asks for the fact that the kept candidate {} asks for: both are keyed {}",
+                            holder.get(),
+                            quote(key)
+                        ),
+                        collided_with: Some(holder.get().to_string()),
+                    });
+                    continue;
+                }
+                hash_map::Entry::Vacant(slot) => {
+                    slot.insert(&e.id);
+                }
+            }
         }
         kept.push(entry);
     }
@@ -1110,8 +1148,12 @@ fn written_summary(
         0 => String::new(),
         n => format!(", {n} copying a template's example item"),
     };
+    let same_facts = match info.dedup.same_fact {
+        0 => String::new(),
+        n => format!(", {n} asking a kept item's fact again"),
+    };
     lines.push(format!(
-        "  dropped: {} exact and {} near duplicates ({} against earlier releases{copied_examples}), {} flagged item(s) left out",
+        "  dropped: {} exact and {} near duplicates ({} against earlier releases{copied_examples}){same_facts}, {} flagged item(s) left out",
         info.dedup.exact, info.dedup.near, info.dedup.against_reference, info.dedup.flagged_left_out
     ));
     for s in &info.shortfall {

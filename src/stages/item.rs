@@ -64,6 +64,12 @@ impl Category {
         matches!(self, Category::MemoryRecall | Category::MemoryUpdate)
     }
 
+    /// Closed-book categories that ask for one fact of the world: two of their questions with the
+    /// same key ask for the same fact.
+    pub fn asks_a_fact(self) -> bool {
+        matches!(self, Category::SimpleFactual | Category::BloatedFactual)
+    }
+
     /// Categories whose golds are numbers that the repair stage re-solves.
     pub fn is_numeric(self) -> bool {
         matches!(self, Category::Reasoning | Category::BloatedReasoning)

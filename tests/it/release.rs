@@ -313,22 +313,26 @@ fn write_streaming_fixture(dir: &Path) -> std::path::PathBuf {
     dir.join("earlier.jsonl")
 }
 
-/// The SHA-256 of the release JSONL and of `rejects.jsonl` that the in-memory assemble (commit
-/// c50f7ee, before assemble streamed its input) wrote for [`write_streaming_fixture`] with
-/// `--set audit.models=[] --set release.date=2026-11-29 --set assemble.allow_short=true`.
-const IN_MEMORY_ASSEMBLE: [(&str, &str); 2] = [
+/// The SHA-256 of the release JSONL and of `rejects.jsonl` that assemble writes for
+/// [`write_streaming_fixture`] with `--set audit.models=[] --set release.date=2026-11-29 --set
+/// assemble.allow_short=true`. Until the fake author's facts became distinct per run, these were
+/// the bytes of the in-memory assemble (commit c50f7ee, before assemble streamed its input); the
+/// streaming assemble wrote them too. They were recorded again when the fixture's factual items
+/// changed and the same-fact rule came in (it drops 5,013 of the fixture's factual candidates,
+/// which ask for one of 60 facts).
+const RECORDED_ASSEMBLE: [(&str, &str); 2] = [
     (
         "saseval_v2_prompts.jsonl",
-        "3c48a622b824fc9007198bda130aa46a415c0182fb3da9d40826b445bfb301ed",
+        "44b599f6a9ab98d4f9cab80b1428a0b5476b708ac8aff314ab9ade456791343d",
     ),
     (
         "rejects.jsonl",
-        "36a1d9c33a20d31329c90495061a9f8b257a351960f3dee5129dbb3066361e91",
+        "dadce0c2ac94e44251b453ed124167235db07ccb648112262127bfe9bfd42c74",
     ),
 ];
 
 #[test]
-fn streaming_assemble_writes_the_bytes_the_in_memory_assemble_wrote() {
+fn assemble_of_25_000_candidates_writes_the_bytes_recorded_for_them() {
     let dir = tempfile::tempdir().expect("tempdir");
     let earlier = write_streaming_fixture(dir.path());
     let output = Command::new(env!("CARGO_BIN_EXE_saseval-gen"))
@@ -351,12 +355,62 @@ fn streaming_assemble_writes_the_bytes_the_in_memory_assemble_wrote() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    for (name, expected) in IN_MEMORY_ASSEMBLE {
+    for (name, expected) in RECORDED_ASSEMBLE {
         let bytes = std::fs::read(dir.path().join(name)).expect("written");
         assert_eq!(
             saseval_gen::util::digest::sha256_hex(&bytes),
             expected,
-            "{name} differs from the in-memory assemble's"
+            "{name} differs from the bytes recorded for the fixture"
         );
     }
+}
+
+#[test]
+fn a_factual_question_keyed_like_a_kept_one_asks_for_the_same_fact_and_is_dropped() {
+    let fake = FakeApi::start(good_responder());
+    let world = World::new(&fake).set("assemble.allow_short=true");
+    world.run(&["author"]).success();
+    world.run(&["repair"]).success();
+    world.run(&["audit"]).success();
+    let mut items = world.read_jsonl("audited.jsonl");
+    let mut factual: Vec<usize> = (0..items.len())
+        .filter(|&k| items[k]["category"] == "simple_factual")
+        .collect();
+    factual.sort_by_key(|&k| items[k]["id"].as_str().unwrap_or("").to_string());
+    let (holder, victim) = (factual[0], factual[1]);
+    let key = items[holder]["golds"][0]
+        .as_str()
+        .expect("a key")
+        .to_string();
+    assert_ne!(
+        items[victim]["golds"][0],
+        key.as_str(),
+        "the fake asks distinct facts"
+    );
+    items[victim]["golds"] = serde_json::json!([format!(" {}.", key.to_uppercase())]);
+    let lines: Vec<String> = items.iter().map(Value::to_string).collect();
+    std::fs::write(world.out().join("audited.jsonl"), lines.join("\n") + "\n").expect("write");
+
+    world.run(&["assemble"]).success();
+    let rejects = world.read_jsonl("rejects.jsonl");
+    assert!(
+        rejects.iter().any(|r| r["item_id"] == items[victim]["id"]
+            && r["reason"] == "duplicate_fact"
+            && r["collided_with"] == items[holder]["id"]),
+        "the second question keyed {key} is dropped: {rejects:?}"
+    );
+    let records = world.read_jsonl("saseval_v2_prompts.jsonl");
+    assert!(records
+        .iter()
+        .all(|r| r["prompt"] != items[victim]["prompt"]));
+    let manifest: Value = serde_json::from_str(
+        &std::fs::read_to_string(world.out().join("manifest.json")).expect("manifest"),
+    )
+    .expect("manifest JSON");
+    assert_eq!(manifest["dedup"]["same_fact"], 1, "{}", manifest["dedup"]);
+    let card = std::fs::read_to_string(world.out().join("README.md")).expect("card");
+    assert!(
+        card.contains("(the\n   same fact asked again): 1."),
+        "{card}"
+    );
 }

@@ -417,6 +417,8 @@ pub(super) struct Ctx {
     /// Steps through the fact banks, problem kinds and templates in order, so that the items of
     /// one request, and of consecutive requests for one domain, differ in kind and wording.
     pub(super) rotation: usize,
+    /// The row of the fact bank a factual item asks about ([`fact_row`]).
+    pub(super) fact: usize,
 }
 
 impl Ctx {
@@ -436,6 +438,7 @@ impl Ctx {
             product: pick.one(flavor.products),
             team: pick.one(flavor.teams),
             rotation: slot + Pick::new(&[domain, "rotation"]).below(1000),
+            fact: slot,
             people: firsts
                 .iter()
                 .zip(&lasts)
@@ -503,11 +506,22 @@ pub(super) fn drawn(
                 &index.to_string(),
                 &attempt.to_string(),
             ]);
-            let ctx = Ctx::new(&mut pick, domain, seq * count + index + attempt * 7);
+            let mut ctx = Ctx::new(&mut pick, domain, seq * count + index + attempt * 7);
+            ctx.fact = fact_row(seq, index, count);
             make(&mut pick, &ctx)
         })
         .find(|item| ok(item))
         .unwrap_or_else(|| panic!("no valid {category} item for {domain}/{seq}/{index}"))
+}
+
+/// The fact-bank rows one round may use before the next round's rows begin.
+const FACTS_PER_ROUND: usize = 30;
+
+/// The fact-bank row of item `index` of request `seq` (`round * 1000 + request`, as the fake
+/// server numbers them): a run's factual items ask about distinct facts while each round asks
+/// for at most [`FACTS_PER_ROUND`], as assemble keeps one factual item per key.
+fn fact_row(seq: usize, index: usize, count: usize) -> usize {
+    (seq / 1000) * FACTS_PER_ROUND + (seq % 1000) * count + index
 }
 
 pub(super) fn gold_not_in_prompt(item: &Item) -> bool {

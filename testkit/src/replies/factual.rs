@@ -16,12 +16,10 @@ pub(super) const FACTS: &[Fact] = &[
     Fact { questions: ["What is the AWS region code for US East (N. Virginia)?", "Which AWS region identifier corresponds to the Northern Virginia region?"], golds: &["us-east-1", "us east 1"] },
     Fact { questions: ["Which port does MySQL use by default for client connections?", "What is the default TCP port of a MySQL server?"], golds: &["3306", "port 3306"] },
     Fact { questions: ["Which TCP port does HTTPS use by default?", "On what port do web servers accept TLS-encrypted web traffic unless configured otherwise?"], golds: &["443", "port 443"] },
-    Fact { questions: ["Which ISO standard specifies the requirements for an information security management system?", "Which international standard do auditors certify an ISMS against?"], golds: &["ISO 27001", "ISO/IEC 27001", "27001"] },
     Fact { questions: ["In disaster recovery terms, what does the abbreviation RPO stand for?", "What is the expanded form of RPO in business continuity work?"], golds: &["recovery point objective"] },
     Fact { questions: ["Which HTTP status code indicates that a POST request successfully created a resource?", "What status code should a REST API return after it creates a new resource?"], golds: &["201", "HTTP 201"] },
     Fact { questions: ["Which OAuth grant type is meant for machine-to-machine calls with no user present?", "What OAuth flow should a backend job use to obtain a token for itself, without any user involved?"], golds: &["client credentials", "client_credentials"] },
     Fact { questions: ["Which git command creates a new commit that undoes the changes of an earlier commit?", "What git subcommand safely backs out an already-pushed commit by adding an inverse commit?"], golds: &["git revert", "revert"] },
-    Fact { questions: ["Which port does a MongoDB server listen on by default?", "What is the default port for the mongod process?"], golds: &["27017", "port 27017"] },
     Fact { questions: ["Roughly how many minutes of downtime per year does a five-nines availability target allow?", "About how many minutes of annual downtime fit within five nines of availability?"], golds: &["5.26 minutes", "5.26"] },
     Fact { questions: ["Which port does Elasticsearch expose its REST API on by default?", "On what default port does an Elasticsearch node serve HTTP calls?"], golds: &["9200", "port 9200"] },
     Fact { questions: ["Which DNS record type maps a hostname to an IPv6 address?", "What DNS resource record holds the IPv6 address of a host?"], golds: &["AAAA", "AAAA record"] },
@@ -49,6 +47,28 @@ pub(super) const FACTS: &[Fact] = &[
     Fact { questions: ["Which Kubernetes workload object runs exactly one pod on every node?", "What Kubernetes controller should deploy a log collector to each node in a cluster?"], golds: &["DaemonSet", "daemon set"] },
     Fact { questions: ["Which HTTP request header carries a bearer token to an API?", "In which request header does a client send its OAuth access token?"], golds: &["Authorization", "Authorization header"] },
     Fact { questions: ["Which XML-based standard do enterprise identity providers use for browser single sign-on assertions?", "What federation protocol exchanges signed XML assertions between an identity provider and a service provider?"], golds: &["SAML", "SAML 2.0"] },
+    Fact { questions: ["Which TCP port does an SSH server listen on by default?", "On what port do OpenSSH daemons accept connections unless told otherwise?"], golds: &["22", "port 22"] },
+    Fact { questions: ["Which port do DNS servers answer queries on?", "What is the well-known port number of the Domain Name System?"], golds: &["53", "port 53"] },
+    Fact { questions: ["Which UDP port does the Network Time Protocol use?", "On what port do NTP servers answer time requests?"], golds: &["123", "port 123"] },
+    Fact { questions: ["Which TCP port does IMAP over TLS use by default?", "What is the default port of IMAPS?"], golds: &["993", "port 993"] },
+    Fact { questions: ["Which TCP port does the Remote Desktop Protocol listen on by default?", "On what port does Windows Remote Desktop accept connections out of the box?"], golds: &["3389", "port 3389"] },
+    Fact { questions: ["Which TCP port does Microsoft SQL Server listen on by default?", "What is the default port of a SQL Server database engine instance?"], golds: &["1433", "port 1433"] },
+    Fact { questions: ["Which port does an Oracle Database listener use by default?", "What is the default port of the Oracle TNS listener?"], golds: &["1521", "port 1521"] },
+    Fact { questions: ["Which port do ZooKeeper clients connect to by default?", "What is ZooKeeper's default client port?"], golds: &["2181", "port 2181"] },
+    Fact { questions: ["Which port does memcached listen on by default?", "What is the default TCP port of a memcached server?"], golds: &["11211", "port 11211"] },
+    Fact { questions: ["Which HTTP status code means the requested resource was not found?", "What status code does a web server return for a URL that does not exist?"], golds: &["404", "HTTP 404"] },
+    Fact { questions: ["Which HTTP status code tells a client that it must authenticate first?", "What status code does an API return to a call that carries no credentials at all?"], golds: &["401", "HTTP 401"] },
+    Fact { questions: ["Which HTTP status code marks a permanent redirect that may change the method to GET?", "What status code tells browsers that a page has moved for good?"], golds: &["301", "HTTP 301"] },
+    Fact { questions: ["Which HTTP status code answers a conditional request whose cached copy is still fresh?", "What status code lets a server tell a client that its cached copy has not changed?"], golds: &["304", "HTTP 304"] },
+    Fact { questions: ["Which DNS record type names the mail servers of a domain?", "What DNS resource record tells senders where to deliver a domain's email?"], golds: &["MX", "MX record"] },
+    Fact { questions: ["Which DNS record type makes one hostname an alias of another?", "What DNS resource record points an alias name at a canonical name?"], golds: &["CNAME", "CNAME record"] },
+    Fact { questions: ["Which git command fetches a remote branch and merges it into the current one?", "What git subcommand downloads and integrates the changes of the upstream branch in one step?"], golds: &["git pull", "pull"] },
+    Fact { questions: ["Which Kubernetes object stores non-confidential configuration as key-value pairs?", "What Kubernetes resource holds plain configuration data that pods read as environment variables or files?"], golds: &["ConfigMap", "config map"] },
+    Fact { questions: ["Which signal does the kill command send when no signal is named?", "What Unix signal asks a process to terminate when kill is run without options?"], golds: &["SIGTERM", "TERM"] },
+    Fact { questions: ["Which TLS version does RFC 8446 define?", "What version of Transport Layer Security was published as RFC 8446?"], golds: &["TLS 1.3", "1.3"] },
+    Fact { questions: ["Which HTTP method replaces a resource with the request's body and is idempotent?", "What HTTP verb uploads a complete new version of a resource at a known URL?"], golds: &["PUT", "HTTP PUT"] },
+    Fact { questions: ["Which port does a MongoDB server listen on by default?", "What is the default port for the mongod process?"], golds: &["27017", "port 27017"] },
+    Fact { questions: ["Which ISO standard specifies the requirements for an information security management system?", "Which international standard do auditors certify an ISMS against?"], golds: &["ISO 27001", "ISO/IEC 27001", "27001"] },
 ];
 
 pub(super) const FACT_LEADS: &[&str] = &[
@@ -64,7 +84,7 @@ pub(super) const FACT_LEADS: &[&str] = &[
 ];
 
 pub(super) fn fact_question(pick: &mut Pick, ctx: &Ctx) -> (String, Vec<String>) {
-    let fact = &FACTS[ctx.turn(FACTS.len())];
+    let fact = &FACTS[ctx.fact % FACTS.len()];
     let lead = ctx.fill(pick.one(FACT_LEADS));
     let question = pick.one(&fact.questions);
     let prompt = if lead.is_empty() {
@@ -81,7 +101,7 @@ pub(super) fn simple_factual(pick: &mut Pick, ctx: &Ctx) -> Item {
 }
 
 pub(super) fn bloated_factual(pick: &mut Pick, ctx: &Ctx) -> Item {
-    let fact = &FACTS[ctx.turn(FACTS.len())];
+    let fact = &FACTS[ctx.fact % FACTS.len()];
     let question = pick.one(&fact.questions).to_string();
     Item::plain(
         corporate_email(pick, ctx, &question, 160),
