@@ -246,7 +246,7 @@ impl Reason {
             }
             Reason::QuestionAdvice => {
                 "a factual or code question asks for advice (`how can…`, `should … use`, \
-                 `suggest`, `improve`, `optimize`) or for code to write (`what SQL query`)"
+                 `suggest`, `optimize`, `to resolve this issue`) or for code to write (`what SQL query`)"
             }
             Reason::TwoQuestions => {
                 "the question asks two things, joined by `and` and a question word (`Which \

@@ -1292,6 +1292,43 @@ fn a_question_that_asks_for_advice_has_no_single_answer() {
     }
 }
 
+/// The tenth session's main job (seed 20261129, from an empty out dir) released this
+/// technical_code reply: it asks what to change to resolve an error, which any of several fixes
+/// does (a host, a port, a started server). Asked "to fix this error", it is the same question.
+#[test]
+fn a_code_question_for_what_resolves_an_error_asks_for_a_fix() {
+    for (prompt, gold) in [
+        (
+            "Our sales team (Python 3.11, SQLAlchemy 2.0) is having trouble connecting to the CRM database. The error message is: 'Connection refused'. What should we add to the connection string to resolve this issue?",
+            "host",
+        ),
+        (
+            "Our sales team (Python 3.11, SQLAlchemy 2.0) is having trouble connecting to the CRM database. The error message is: 'Connection refused'. What should we add to the connection string to fix this error?",
+            "host",
+        ),
+    ] {
+        assert_eq!(
+            outcome(Category::TechnicalCode, &item(prompt, &[gold])),
+            "question_advice",
+            "{prompt}"
+        );
+    }
+    for (category, prompt, gold) in [
+        (
+            Category::TechnicalCode,
+            "Our ledger service (Python 3.11) calls int(\"12a\") while parsing a CSV row. Which exception is raised, and must be caught to resolve the row as invalid?",
+            "ValueError",
+        ),
+        (
+            Category::SimpleFactual,
+            "Which protocol do hosts use to resolve an IPv4 address to a MAC address?",
+            "ARP",
+        ),
+    ] {
+        assert_eq!(outcome(category, &item(prompt, &[gold])), "ok", "{prompt}");
+    }
+}
+
 /// Two multi_document_qa replies of the 1.5B author (seeds 20261207 and 20261209) that passed the
 /// gate and both panel models: every snippet states the key, so no snippet is a distractor and
 /// the question needs no picking. Two publishable records of the same runs, whose key two of
