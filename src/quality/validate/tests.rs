@@ -1243,11 +1243,16 @@ fn a_gold_the_grader_reads_as_an_earlier_one_is_left_out() {
 }
 
 /// Three technical_code replies of the 1.5B author (seeds 20261206, 20261207 and 20261208), each
-/// released by a run of the local profile: each asks what to do, which has many right answers,
-/// and the key is one the author liked.
+/// released by a run of the local profile, and a fourth released by the tenth session's main job
+/// (seed 20261129), also worded "to fix this error": each asks what to do, which has many right
+/// answers (a host, a port, a started server), and the key is one the author liked.
 #[test]
 fn a_question_that_asks_for_advice_has_no_single_answer() {
+    let resolve = "Our sales team (Python 3.11, SQLAlchemy 2.0) is having trouble connecting to the CRM database. The error message is: 'Connection refused'. What should we add to the connection string to resolve this issue?";
+    let fix = resolve.replace("resolve this issue", "fix this error");
     for (prompt, gold) in [
+        (resolve, "host"),
+        (fix.as_str(), "host"),
         (
             "Our data platform (Python 3.11, pandas 1.4.4) is having trouble processing large datasets. We need to optimize the performance of the data ingestion process. Which method can we use to improve the efficiency of the data ingestion process?",
             "chunksize",
@@ -1287,33 +1292,6 @@ fn a_question_that_asks_for_advice_has_no_single_answer() {
             "Which TCP port does SSH typically listen on by default?",
             "22",
         ),
-    ] {
-        assert_eq!(outcome(category, &item(prompt, &[gold])), "ok", "{prompt}");
-    }
-}
-
-/// The tenth session's main job (seed 20261129, from an empty out dir) released this
-/// technical_code reply: it asks what to change to resolve an error, which any of several fixes
-/// does (a host, a port, a started server). Asked "to fix this error", it is the same question.
-#[test]
-fn a_code_question_for_what_resolves_an_error_asks_for_a_fix() {
-    for (prompt, gold) in [
-        (
-            "Our sales team (Python 3.11, SQLAlchemy 2.0) is having trouble connecting to the CRM database. The error message is: 'Connection refused'. What should we add to the connection string to resolve this issue?",
-            "host",
-        ),
-        (
-            "Our sales team (Python 3.11, SQLAlchemy 2.0) is having trouble connecting to the CRM database. The error message is: 'Connection refused'. What should we add to the connection string to fix this error?",
-            "host",
-        ),
-    ] {
-        assert_eq!(
-            outcome(Category::TechnicalCode, &item(prompt, &[gold])),
-            "question_advice",
-            "{prompt}"
-        );
-    }
-    for (category, prompt, gold) in [
         (
             Category::TechnicalCode,
             "Our ledger service (Python 3.11) calls int(\"12a\") while parsing a CSV row. Which exception is raised, and must be caught to resolve the row as invalid?",
