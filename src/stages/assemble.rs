@@ -1,5 +1,6 @@
 //! The assemble stage: drops exact and near-duplicate prompts (also against earlier releases and
-//! the category templates' example items), leaves out flagged items unless asked to keep them,
+//! the category templates' example items) and factual questions that ask a kept one's fact
+//! again, leaves out flagged items unless asked to keep them,
 //! trims each category to `release.per_category` with a seeded, domain-balanced choice, attaches
 //! target actions, and writes the hashed release with its manifest, card, Croissant metadata and
 //! report.
