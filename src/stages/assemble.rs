@@ -218,8 +218,7 @@ fn fact_key(candidate: &Candidate) -> Option<Box<str>> {
     if !candidate.category.asks_a_fact() {
         return None;
     }
-    let key = crate::quality::grade::norm(candidate.golds.first()?);
-    let key = key.split_whitespace().collect::<Vec<_>>().join(" ");
+    let key = dedup::normalise(candidate.golds.first()?);
     (!key.is_empty()).then(|| key.into_boxed_str())
 }
 

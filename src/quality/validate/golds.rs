@@ -131,8 +131,7 @@ fn is_placeholder(gold: &str, normalised: &str) -> bool {
         .iter()
         .any(|(open, close)| trimmed.starts_with(*open) && trimmed.ends_with(*close));
     bracketed || normalised.split_whitespace().any(is_digit_run) || {
-        let words = normalised.split_whitespace().collect::<Vec<_>>().join(" ");
-        PLACEHOLDER_GOLDS.contains(&words.as_str())
+        PLACEHOLDER_GOLDS.contains(&normalise(gold).as_str())
     }
 }
 
