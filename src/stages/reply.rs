@@ -525,7 +525,7 @@ fn bare_array_start(text: &str) -> Option<usize> {
 /// Parses the elements of an array whose `[` has just been consumed, one at a time, so that a
 /// cut-off reply keeps its complete elements and a malformed element costs only itself.
 fn array_elements(after_bracket: &str) -> Result<ParsedItems, ReplyError> {
-    let text = escape_raw_controls(after_bracket);
+    let text = strict_json(after_bracket);
     let bytes = text.as_bytes();
     let mut parsed = ParsedItems {
         items: Vec::new(),
@@ -635,6 +635,68 @@ const IN_STRING: ByteSet<3> = ByteSet {
     below: 0x20,
 };
 
+/// A model's JSON made strict: raw control characters escaped ([`escape_raw_controls`]) and lone
+/// surrogate escapes replaced ([`replace_lone_surrogates`]).
+fn strict_json(text: &str) -> Cow<'_, str> {
+    match escape_raw_controls(text) {
+        Cow::Borrowed(text) => replace_lone_surrogates(text),
+        Cow::Owned(text) => Cow::Owned(replace_lone_surrogates(&text).into_owned()),
+    }
+}
+
+/// The 16-bit unit of a `\uXXXX` escape that starts at `at`.
+fn escaped_unit(bytes: &[u8], at: usize) -> Option<u32> {
+    match bytes.get(at..at + 6)? {
+        [b'\\', b'u', digits @ ..] if digits.iter().all(u8::is_ascii_hexdigit) => {
+            u32::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok()
+        }
+        _ => None,
+    }
+}
+
+/// Replaces every lone UTF-16 surrogate escape (`\uD8b6` with no low half after it, or a low half
+/// alone) with `\ufffd`. llama.cpp's JSON grammar lets a model write one, and serde_json refuses
+/// the whole value for it, which would lose the item around it.
+fn replace_lone_surrogates(text: &str) -> Cow<'_, str> {
+    if !text.contains("\\u") {
+        return Cow::Borrowed(text);
+    }
+    let bytes = text.as_bytes();
+    let mut out: Option<String> = None;
+    let (mut copied, mut at) = (0, 0);
+    while let Some(offset) = bytes
+        .get(at..)
+        .and_then(|rest| rest.iter().position(|b| *b == b'\\'))
+    {
+        at += offset;
+        let Some(unit) = escaped_unit(bytes, at) else {
+            at += 2; // any other escape, such as `\\`
+            continue;
+        };
+        let low_follows =
+            escaped_unit(bytes, at + 6).is_some_and(|low| (0xDC00..=0xDFFF).contains(&low));
+        match unit {
+            0xD800..=0xDBFF if low_follows => at += 12,
+            0xD800..=0xDFFF => {
+                let out = out.get_or_insert_with(|| String::with_capacity(text.len()));
+                // `at` is a backslash, an ASCII byte, so it is a char boundary.
+                out.push_str(&text[copied..at]);
+                out.push_str("\\ufffd");
+                at += 6;
+                copied = at;
+            }
+            _ => at += 6,
+        }
+    }
+    match out {
+        None => Cow::Borrowed(text),
+        Some(mut out) => {
+            out.push_str(&text[copied..]);
+            Cow::Owned(out)
+        }
+    }
+}
+
 /// Escapes raw control characters (newlines, tabs) inside JSON strings, which models often emit
 /// and strict JSON forbids. Text outside strings is copied unchanged.
 fn escape_raw_controls(text: &str) -> Cow<'_, str> {
@@ -677,7 +739,7 @@ fn escape_raw_controls(text: &str) -> Cow<'_, str> {
 fn lone_value(text: &str) -> Result<ParsedItems, ReplyError> {
     let mut cut_off = false;
     for (start, _) in text.match_indices(['{', '[']).take(LONE_VALUE_STARTS) {
-        let candidate = escape_raw_controls(text.get(start..).unwrap_or_default());
+        let candidate = strict_json(text.get(start..).unwrap_or_default());
         match serde_json::Deserializer::from_str(&candidate)
             .into_iter::<Value>()
             .next()
@@ -781,6 +843,24 @@ mod tests {
                 Cow::Owned(out)
             }
         }
+    }
+
+    #[test]
+    fn a_lone_surrogate_escape_becomes_a_replacement_character_and_its_item_parses() {
+        // SmolLM2 under the JSON-schema grammar, built for an AVX-512 CPU.
+        let reply = r#"{"items": [{"prompt": "ok", "golds": ["a"]}, {"prompt": "2015-May 30Tue \uD8b64cdbdfa achereth", "golds": ["Its All Cody,"]}]}"#;
+        let parsed = parse_items(reply).expect("items");
+        assert!(parsed.malformed.is_empty(), "{:?}", parsed.malformed);
+        assert_eq!(parsed.items.len(), 2);
+        assert_eq!(
+            parsed.items[1]["prompt"],
+            "2015-May 30Tue \u{fffd}4cdbdfa achereth"
+        );
+        let paired = r#"{"items": [{"prompt": "\ud83d\ude00 \udc00 \\uD800", "golds": ["a"]}]}"#;
+        assert_eq!(
+            parse_items(paired).expect("items").items[0]["prompt"],
+            "\u{1f600} \u{fffd} \\uD800"
+        );
     }
 
     #[test]
