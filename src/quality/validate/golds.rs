@@ -1049,8 +1049,13 @@ pub fn stated_code<'g>(prompt: &str, golds: &'g [String]) -> Option<&'g str> {
     })
 }
 
+/// Endings by which a question names a gold as its own word in another form (`commits`,
+/// `committed`, `committing` for `commit`).
+const INFLECTIONS: [&str; 5] = ["s", "es", "d", "ed", "ing"];
+
 /// How a technical_code prompt gives a gold away beyond [`stated_code`], each time by whole
-/// words: its question names the gold; its description outside the code names a gold of several
+/// words: its question names the gold, or a gold written as a plain word with an ending of
+/// [`INFLECTIONS`] (`commits`; a flag such as `-race` is named for what it does); its description outside the code names a gold of several
 /// words (one ordinary word, `From`, may stand in prose by chance); or the question asks what must
 /// be added or what is missing while the code already has the gold.
 pub fn given_away<'g>(
@@ -1066,8 +1071,17 @@ pub fn given_away<'g>(
     golds.iter().find_map(|gold| {
         let gold_words = normalise(gold);
         let stands_in = |text: &str| !word_spans(text, &gold_words).is_empty();
+        let plain_word = gold.chars().all(|c| c.is_ascii_alphabetic());
+        let inflected_in = |text: &str| {
+            plain_word
+                && INFLECTIONS
+                    .iter()
+                    .any(|ending| !word_spans(text, &format!("{gold_words}{ending}")).is_empty())
+        };
         let how = if stands_in(&question) {
             "the question names it"
+        } else if inflected_in(&question) {
+            "the question names it with an ending (`commits` for `commit`)"
         } else if gold_words.contains(' ') && stands_in(&prose) {
             "the description outside the code names it"
         } else if asks_to_add && stands_in(&code) {

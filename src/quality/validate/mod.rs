@@ -336,7 +336,7 @@ pub fn check_item(
     golds::check_unit(parts.question, parts.context, &item.golds, &mut variants)?;
     golds::check_reserved(parts.question, &item.golds)?;
     if let (Category::MultiDocumentQa, Some(key)) = (category, item.golds.first()) {
-        snippets::check_distractors(&parts.snippets, key)?;
+        snippets::check_distractors(&parts.snippets, &item.golds)?;
         snippets::check_one_answer(&parts.snippets, parts.question, key)?;
     }
     if let (Category::LongDocumentQa, Some(document), Some(key)) =

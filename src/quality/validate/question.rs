@@ -429,15 +429,26 @@ fn unnamed_product(words: &[&str]) -> Option<String> {
 
 /// Words that ask for a better way, not for a fact.
 const ADVICE_WORDS: [&str; 4] = ["suggest", "improve", "optimize", "optimise"];
-/// Verbs of "to resolve this issue": what is asked is a fix, and several fixes would do.
-const FIX_VERBS: [&str; 3] = ["resolve", "fix", "solve"];
-/// What such a verb fixes, within two words of it.
-const TROUBLES: [&str; 6] = ["issue", "issues", "error", "errors", "problem", "problems"];
+/// "to VERB … THING": a question that asks for a way to fix a trouble ("to resolve this issue")
+/// or to speed something up ("to increase the read speed"), where several ways would do.
+const WAYS: [(&[&str], &[&str]); 2] = [
+    (
+        &["resolve", "fix", "solve"],
+        &["issue", "issues", "error", "errors", "problem", "problems"],
+    ),
+    (
+        &["increase", "boost"],
+        &["speed", "performance", "throughput"],
+    ),
+];
+/// How many words after the verb may name the thing it acts on.
+const WAY_WORDS: usize = 3;
 
 /// A question answered without a context must ask for a fact. One that asks what to do or use
 /// ("Which encryption algorithm should the provider use?", "…should be used to meet HIPAA
 /// compliance requirements?", "Can you suggest a way to optimize…?", "How can we fix this
-/// issue?", "What should we add to the connection string to resolve this issue?") has many right
+/// issue?", "What should we add to the connection string to resolve this issue?", "What keyword
+/// argument must be added … to increase the read speed?") has many right
 /// answers, and its key is the one the author liked.
 pub fn check_not_advice(question: &str) -> Result<(), Rejection> {
     let normalised = norm(question);
@@ -460,18 +471,17 @@ pub fn check_not_advice(question: &str) -> Result<(), Rejection> {
         .iter()
         .find(|word| ADVICE_WORDS.contains(word))
         .map(|word| word.to_string());
-    let fix = words.windows(2).enumerate().find_map(|(at, pair)| {
-        let fixes = pair[0] == "to" && FIX_VERBS.contains(&pair[1]);
-        let trouble = words[at + 2..]
+    let way = words.windows(2).enumerate().find_map(|(at, pair)| {
+        let (_, things) = WAYS
             .iter()
-            .take(2)
-            .find(|word| TROUBLES.contains(word));
-        fixes
-            .then_some(trouble)
-            .flatten()
-            .map(|trouble| format!("to {} … {trouble}", pair[1]))
+            .find(|(verbs, _)| pair[0] == "to" && verbs.contains(&pair[1]))?;
+        words[at + 2..]
+            .iter()
+            .take(WAY_WORDS)
+            .find(|word| things.contains(word))
+            .map(|thing| format!("to {} … {thing}", pair[1]))
     });
-    match how.or(should).or(advice).or(fix) {
+    match how.or(should).or(advice).or(way) {
         Some(asks) => reject(
             Reason::QuestionAdvice,
             format!(

@@ -246,7 +246,7 @@ impl Reason {
             }
             Reason::QuestionAdvice => {
                 "a factual or code question asks for advice (`how can…`, `should … use`, \
-                 `suggest`, `optimize`, `to resolve this issue`) or for code to write (`what SQL query`)"
+                 `suggest`, `to resolve this issue`, `to increase … speed`) or for code to write (`what SQL query`)"
             }
             Reason::TwoQuestions => {
                 "the question asks two things, joined by `and` and a question word (`Which \
@@ -264,15 +264,15 @@ impl Reason {
             Reason::GoldInPrompt => {
                 "a gold is graded present in the prompt itself; in technical_code, the prompt \
                  states every number or code of a gold (`404`, `HTTP 404`) as a word of its own, \
-                 the question names a gold, the description outside the code names a gold of \
+                 the question names a gold (or `commits` for `commit`), the description outside the code names a gold of \
                  several words, or the question asks what to add and the code already has it"
             }
             Reason::GoldNotInContext => {
                 "no gold is graded present in the item's document, snippets, earlier turns or facts"
             }
             Reason::NoDistractors => {
-                "fewer than two snippets leave the key (the first gold) out, or every slot of a \
-                 document that the key fills (`owner: …`) holds it"
+                "fewer than two snippets leave the key and its other forms (`2-week`) out, or every \
+                 slot of a document that the key fills (`owner: …`) holds it"
             }
             Reason::TwoSnippetsAnswer => {
                 "two snippets answer the question: both claim what it asks for (`the latest`, \

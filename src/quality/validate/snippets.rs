@@ -373,12 +373,22 @@ fn check_titles_have_bodies(snippets: &[Snippet]) -> Result<(), Rejection> {
 /// Snippets that must leave the key out (the template asks for at least two distractors).
 const MIN_DISTRACTORS: usize = 2;
 
-/// At least two snippets are distractors: snippets that do not state the key. When every
-/// snippet, or every one but one, states it, a reader finds the answer wherever it looks.
-pub fn check_distractors(snippets: &[Snippet], key: &str) -> Result<(), Rejection> {
+/// At least two snippets are distractors: snippets that state neither the key nor a gold that
+/// writes it another way (`2-week` beside the key `2 weeks`). When every snippet, or every one
+/// but one, states it, a reader finds the answer wherever it looks. A gold the key contains
+/// (`100` of `100 TB`) is looser than the key and does not count.
+pub fn check_distractors(snippets: &[Snippet], golds: &[String]) -> Result<(), Rejection> {
+    let Some(key) = golds.first() else {
+        return Ok(());
+    };
+    let written_key = key.to_lowercase();
+    let forms: Vec<&String> = golds
+        .iter()
+        .filter(|gold| *gold == key || !written_key.contains(&gold.to_lowercase()))
+        .collect();
     let without = snippets
         .iter()
-        .filter(|snippet| !snippet.states(key))
+        .filter(|snippet| !forms.iter().any(|form| snippet.states(form)))
         .count();
     if without >= MIN_DISTRACTORS {
         return Ok(());
@@ -386,7 +396,7 @@ pub fn check_distractors(snippets: &[Snippet], key: &str) -> Result<(), Rejectio
     reject(
         Reason::NoDistractors,
         format!(
-            "{} of {} snippets state the key {key:?}: at least {MIN_DISTRACTORS} must be distractors that do not",
+            "{} of {} snippets state the key {key:?} or a form of it: at least {MIN_DISTRACTORS} must be distractors that do not",
             snippets.len() - without,
             snippets.len()
         ),

@@ -547,6 +547,14 @@ fn a_code_question_must_not_state_the_code_it_asks_for() {
             "{golds:?}"
         );
     }
+    let commits = "Our sales team (Python 3.11, SQLAlchemy 2.0) is having trouble retrieving customer data from the CRM system:\n\n    def fetch_customer_data(customer_id):\n        session = Session()\n        customer = session.query(Customer).filter_by(id=customer_id).first()\n        session.close()\n        return customer\n\nWhat keyword argument must be added to the SQLAlchemy session to ensure it commits changes to the database?";
+    assert_eq!(
+        outcome(
+            Category::TechnicalCode,
+            &item(commits, &["commit", "commit session", "commit changes"])
+        ),
+        "gold_in_prompt"
+    );
     let untold = prompt.replace("returns a 404", "refuses the request");
     assert_eq!(
         outcome(
@@ -1253,6 +1261,7 @@ fn a_question_that_asks_for_advice_has_no_single_answer() {
     for (prompt, gold) in [
         (resolve, "host"),
         (fix.as_str(), "host"),
+        ("Our financial analyst (Python 3.10, pandas 1.5) is trying to analyze a large dataset of transactions from a financial institution (Java 17, Spring Boot 2.7) but the analysis takes a long time because the dataset is too large:\n\n    def analyze_transactions(file_path):\n        df = pd.read_csv(file_path)\n        return df.describe()\n\nWhat keyword argument must be added to the pandas.read_csv call to increase the read speed?", "chunksize"),
         (
             "Our data platform (Python 3.11, pandas 1.4.4) is having trouble processing large datasets. We need to optimize the performance of the data ingestion process. Which method can we use to improve the efficiency of the data ingestion process?",
             "chunksize",
@@ -1470,6 +1479,7 @@ fn a_key_that_every_snippet_but_one_states_leaves_no_distractors() {
             "[Doc 1] ERP system configuration\nThe ERP system configuration includes the following settings: database type, database version, and database size. The database type is Oracle, the database version is 19c, and the database size is 100 TB.\n\n[Doc 2] ERP system requirements\nThe ERP system requirements specify the following: database type, database version, and database size. The database type is Oracle, the database version is 19c, and the database size is 100 TB.\n\n[Doc 3] ERP system deployment\nThe ERP system deployment includes the following settings: database type, database version, and database size. The database type is Oracle, the database version is 19c, and the database size is 100 TB.\n\n[Doc 4] ERP system maintenance\nThe ERP system maintenance includes the following settings: database type, database version, and database size. The database type is Oracle, the database version is 19c, and the database size is 100 TB.\n\nQuestion: What is the database size of the ERP system configuration?",
             &["100 TB", "100"][..],
         ),
+        ("[Doc 1] Logistics team meeting notes, 2023-04-15\nThe logistics team discussed the upcoming delivery schedule for the next quarter. The team agreed to extend the delivery window by 2 weeks, but they also decided to prioritize the delivery of critical orders to ensure timely delivery.\n\n[Doc 2] Logistics team project plan, 2023-04-15\nThe logistics team developed a new project plan for the upcoming delivery of critical orders. The project plan includes a detailed timeline for the delivery, including a 2-week extension for the delivery window.\n\n[Doc 3] Logistics team project status report, 2023-04-15\nThe logistics team provided a status report on the project plan for the upcoming delivery of critical orders. The report includes a detailed timeline for the delivery, including a 2-week extension for the delivery window.\n\n[Doc 4] Logistics team project budget, 2023-04-15\nThe logistics team provided a budget for the project plan for the upcoming delivery of critical orders. The budget includes a detailed timeline for the delivery, including a 2-week extension for the delivery window.\n\nQuestion: How many weeks does the logistics team plan to extend the delivery window for critical orders?", &["2 weeks", "2-week"][..]),
     ] {
         assert_eq!(
             outcome(Category::MultiDocumentQa, &item(prompt, golds)),
