@@ -1054,10 +1054,11 @@ pub fn stated_code<'g>(prompt: &str, golds: &'g [String]) -> Option<&'g str> {
 const INFLECTIONS: [&str; 5] = ["s", "es", "d", "ed", "ing"];
 
 /// How a technical_code prompt gives a gold away beyond [`stated_code`], each time by whole
-/// words: its question names the gold, or a gold written as a plain word with an ending of
-/// [`INFLECTIONS`] (`commits`; a flag such as `-race` is named for what it does); its description outside the code names a gold of several
-/// words (one ordinary word, `From`, may stand in prose by chance); or the question asks what must
-/// be added or what is missing while the code already has the gold.
+/// words: its question names the gold, or a gold of letters only with an ending of
+/// [`INFLECTIONS`] (`commits`; a flag such as `-race` is named for what it does, so "data races"
+/// leaves it); its description outside the code names a gold of several words (one ordinary
+/// word, `From`, may stand in prose by chance); or the question asks what must be added or what
+/// is missing while the code already has the gold.
 pub fn given_away<'g>(
     prompt: &str,
     question: &str,
