@@ -8,6 +8,7 @@
 
 #[cfg(test)]
 mod corpus;
+mod denial;
 mod dialog;
 mod document;
 mod golds;
@@ -343,6 +344,11 @@ pub fn check_item(
         (category, parts.context, item.golds.first())
     {
         document::check_distractors(document, key)?;
+    }
+    if let (Category::LongDocumentQa | Category::MultiDocumentQa, Some(context), Some(key)) =
+        (category, parts.context, item.golds.first())
+    {
+        denial::check(context, parts.question, key)?;
     }
     if let Some(context) = parts.context {
         golds::check_grounded(context, &item.golds, &mut variants, context_name(category));

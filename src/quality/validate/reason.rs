@@ -56,6 +56,7 @@ pub enum Reason {
     GoldNotInContext,
     NoDistractors,
     TwoSnippetsAnswer,
+    QuestionDenied,
     GoldInQuestion,
     MissingDurable,
     DurableNotGold,
@@ -108,6 +109,7 @@ impl Reason {
             Reason::GoldNotInContext,
             Reason::NoDistractors,
             Reason::TwoSnippetsAnswer,
+            Reason::QuestionDenied,
             Reason::GoldInQuestion,
             Reason::MissingDurable,
             Reason::DurableNotGold,
@@ -154,6 +156,7 @@ impl Reason {
             Reason::GoldNotInContext => "gold_not_in_context",
             Reason::NoDistractors => "no_distractors",
             Reason::TwoSnippetsAnswer => "two_snippets_answer",
+            Reason::QuestionDenied => "question_denied",
             Reason::GoldInQuestion => "gold_in_question",
             Reason::MissingDurable => "missing_durable",
             Reason::DurableNotGold => "durable_not_gold",
@@ -278,6 +281,10 @@ impl Reason {
                 "two snippets answer the question: both claim what it asks for (`the latest`, \
                  `the highest`), or one without the key holds all its words the key's holds, and \
                  a number"
+            }
+            Reason::QuestionDenied => {
+                "the question asks about a state (`encrypted`) of something that a document says \
+                 is not in it, and the key's sentence does not speak of that state"
             }
             Reason::GoldInQuestion => {
                 "a gold is graded present in the question itself, or a gold is made of the \

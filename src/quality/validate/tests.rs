@@ -1505,6 +1505,45 @@ fn a_key_that_every_snippet_but_one_states_leaves_no_distractors() {
     }
 }
 
+/// Run F's release (eleventh session): both panel models answered `3 years`, from the retention
+/// sentence, for a topic that the audit snippet says is not encrypted at rest.
+const DENIED_ENCRYPTION: &str = "[Doc 1] HIPAA compliance policy HIPAA-POLICY-123 (approved)\nHIPAA requires that all data be encrypted at rest and in transit. All data must be stored for at least 3 years.\n\n[Doc 2] HIPAA audit report, 3 March\nThe audit found that the eu.clickstream topic was not encrypted at rest. The eu.payments-audit topic was encrypted at rest.\n\n[Doc 3] HIPAA compliance notice, 3 March\nThe notice states that the eu.clickstream topic is not compliant with HIPAA. The eu.payments-audit topic is compliant with HIPAA.\n\n[Doc 4] HIPAA cluster sizing note\nThe EU Kafka cluster grew from 9 to 12 brokers in February; each broker has 4 TB of disk and the replication factor stays at 3.\n\nQuestion: Under the approved policy and the audit report, how long is the eu.clickstream topic encrypted at rest?";
+
+#[test]
+fn a_question_about_a_state_that_a_document_denies_is_rejected() {
+    assert_eq!(
+        outcome(
+            Category::MultiDocumentQa,
+            &item(DENIED_ENCRYPTION, &["3 years", "3-year"])
+        ),
+        "question_denied"
+    );
+    let asks_the_denial = DENIED_ENCRYPTION.replace(
+        "how long is the eu.clickstream topic encrypted at rest?",
+        "how long must the eu.clickstream topic's data be stored, though it is not encrypted at rest?",
+    );
+    assert_eq!(
+        outcome(
+            Category::MultiDocumentQa,
+            &item(&asks_the_denial, &["3 years", "3-year"])
+        ),
+        "ok",
+        "a question that negates asks about the denial"
+    );
+    let key_names_the_state = DENIED_ENCRYPTION.replace(
+        "All data must be stored for at least 3 years.",
+        "Data must be encrypted at rest within 3 years of collection.",
+    );
+    assert_eq!(
+        outcome(
+            Category::MultiDocumentQa,
+            &item(&key_names_the_state, &["3 years", "3-year"])
+        ),
+        "ok",
+        "the key's own sentence speaks of the state"
+    );
+}
+
 #[test]
 fn a_bare_one_or_two_digit_variant_beside_a_key_with_its_unit_is_dropped() {
     let prompt = "[Doc 1] Legal compliance policy\nThe company's legal compliance policy states that all documents must be reviewed and approved by legal staff before they can be released. The policy also requires that all documents must be stored for at least 5 years.\n\n[Doc 2] Legal compliance minutes, 2023-01-15\nThe legal compliance committee met on 2023-01-15 to review the legal compliance policy and discuss any issues that may arise. The committee agreed to review the policy and make any necessary changes.\n\n[Doc 3] Legal compliance report, 2023-01-30\nThe legal compliance team reviewed the documents and found that the policy was not being followed. The team recommended that the policy be updated and that all documents be reviewed and approved by legal staff before they can be released.\n\n[Doc 4] Legal compliance decision, 2023-02-01\nThe legal compliance committee made a decision to update the legal compliance policy and to review all documents and approve them before they can be released.\n\nQuestion: How many years must documents be stored according to the legal compliance policy?";
