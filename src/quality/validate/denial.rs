@@ -11,7 +11,7 @@ use crate::quality::grade::norm;
 /// Words of a negation, as `norm` leaves them (`isn't` becomes `isn t`).
 const NEGATIONS: [&str; 3] = ["not", "never", "t"];
 
-/// Words between a negation and the state it denies (`not yet encrypted`, `was never been`).
+/// Words between a negation and the state it denies (`not yet encrypted`, `never been audited`).
 const BEFORE_STATE: [&str; 6] = ["yet", "be", "been", "being", "always", "ever"];
 
 /// A denied state shorter than this is a function word (`not in`, `not all`), not a state.
@@ -23,7 +23,8 @@ const PLAIN_WORDS: [&str; 12] = [
     "stated",
 ];
 
-/// A denial in the context: the state it denies and the words that name what it is denied of.
+/// A denial in the context: its sentence, the state it denies and the words that name what it is
+/// denied of.
 struct Denial<'c> {
     sentence: &'c str,
     state: String,
