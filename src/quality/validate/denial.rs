@@ -5,6 +5,7 @@
 
 use super::golds;
 use super::question::QUESTION_WORDS;
+use super::text::units;
 use super::{reject, Reason, Rejection};
 use crate::quality::grade::norm;
 
@@ -44,7 +45,7 @@ pub fn check(context: &str, question: &str, key: &str) -> Result<(), Rejection> 
     if asked.iter().any(|word| NEGATIONS.contains(&word.as_str())) {
         return Ok(());
     }
-    let sentences = sentences(context);
+    let sentences: Vec<&str> = units(context).iter().map(|unit| unit.text).collect();
     let keyed: Vec<String> = sentences
         .iter()
         .filter(|sentence| golds::mentions(sentence, key))
@@ -71,27 +72,6 @@ pub fn check(context: &str, question: &str, key: &str) -> Result<(), Rejection> 
         }
     }
     Ok(())
-}
-
-/// The sentences of `text`: split at a line break, or at `.`, `!`, `?` or `;` before a space or
-/// the end (so `eu.clickstream` and `3.0` stay whole).
-fn sentences(text: &str) -> Vec<&str> {
-    let mut found = Vec::new();
-    let mut start = 0;
-    let mut chars = text.char_indices().peekable();
-    while let Some((at, c)) = chars.next() {
-        let next = chars.peek().map(|&(_, next)| next);
-        let ends = c == '\n'
-            || (matches!(c, '.' | '!' | '?' | ';') && next.is_none_or(char::is_whitespace));
-        if ends {
-            let end = at + c.len_utf8();
-            found.push(&text[start..end]);
-            start = end;
-        }
-    }
-    found.push(&text[start..]);
-    found.retain(|sentence| !sentence.trim().is_empty());
-    found
 }
 
 /// The first denial of `sentence`: the word its negation denies and the distinctive words
