@@ -854,6 +854,8 @@ fn request_digest(body: &Value) -> String {
 mod tests {
     use super::request::ITEMS_SCHEMA;
     use super::*;
+    use crate::quality::validate::{self, Patterns, Rules};
+    use crate::stages::item::Category;
     use std::path::Path;
     use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -1352,6 +1354,81 @@ mod tests {
     fn engine_can_move_to_a_worker_thread() {
         fn assert_send<T: Send>() {}
         assert_send::<LocalEngine>();
+    }
+
+    /// Whether the grammar of `category`'s authoring schema admits a reply of one item whose
+    /// prompt is `prompt`: every token of the reply, then the end of generation.
+    fn authoring_grammar_admits(
+        model: &'static LlamaModel,
+        category: Category,
+        prompt: &str,
+    ) -> bool {
+        let schema = validate::reply_schema(category, &Rules::default(), Patterns::RawJson);
+        let grammar = llama_cpp_2::json_schema_to_grammar(&schema.to_string()).expect("grammar");
+        let mut sampler = LlamaSampler::grammar(model, &grammar, "root").expect("grammar sampler");
+        let annotations = if category.is_memory() {
+            r#","durable":["72 hours"],"stale":["48 hours"]"#
+        } else {
+            ""
+        };
+        let reply = format!(
+            r#"{{"items":[{{"prompt":{},"golds":["72 hours"]{annotations}}}]}}"#,
+            Value::from(prompt)
+        );
+        let vocab = model.vocab();
+        for token in vocab.tokenize(reply.as_bytes(), false, false) {
+            if !grammar_allows(&mut sampler, token) {
+                return false;
+            }
+            sampler.accept(token);
+        }
+        grammar_allows(&mut sampler, vocab.eos())
+    }
+
+    #[test]
+    fn the_authoring_grammar_holds_dialogs_and_memory_blocks_to_their_layout() {
+        let test = "the_authoring_grammar_holds_dialogs_and_memory_blocks_to_their_layout";
+        let Some((path, _turn)) = test_model(test) else {
+            return;
+        };
+        let model = loaded_model(backend().expect("backend"), &path).expect("model");
+        let admits = |category, prompt: &str| authoring_grammar_admits(model, category, prompt);
+        let dialog = "Customer: Our org has two sandboxes. When do they refresh?\nAgent: qa-east on Sundays at 02:00 UTC, uat-west monthly at 06:00 UTC.\nCustomer: And what time does the monthly one start?";
+        assert!(admits(Category::Conversational, dialog));
+        let one_voice = "Customer: Our org has two sandboxes. When do they refresh?\nCustomer: qa-east refreshes on Sundays and uat-west monthly.\nCustomer: And what time does the monthly one start?";
+        assert!(!admits(Category::Conversational, one_voice));
+        let five_turns = format!("{}\nAgent: At 06:00 UTC.\nCustomer: Sure?\nAgent: Yes.\nCustomer: Really?\nAgent: Yes.\nCustomer: Which one?", dialog);
+        assert!(!admits(Category::Conversational, &five_turns));
+        let answered = format!("{dialog}\nAgent: At 06:00 UTC.");
+        assert!(!admits(Category::Conversational, &answered));
+
+        let facts = |n: usize| {
+            (0..n)
+                .map(|i| format!("\n- setting_{i}: {i} hours"))
+                .collect::<String>()
+        };
+        let recall = |n| {
+            format!(
+                "Memory:{}\n\nQuestion: How long is the grace period?",
+                facts(n)
+            )
+        };
+        assert!(admits(Category::MemoryRecall, &recall(6)));
+        assert!(!admits(Category::MemoryRecall, &recall(11)));
+        assert!(!admits(Category::MemoryRecall, &recall(2)));
+
+        let update = |n| {
+            format!("Memory:{}\n\nUpdate from IAM (2 June): the grace period is now 72 hours.\n\nQuestion: How long is the grace period now?", facts(n))
+        };
+        assert!(admits(Category::MemoryUpdate, &update(4)));
+        assert!(!admits(Category::MemoryUpdate, &update(11)));
+        let note = "The policy gave new users 48 hours to enrol.\nA recent update gives them 72 hours.\n\nQuestion: How long do new users have to enrol now?";
+        assert!(admits(Category::MemoryUpdate, note));
+        let list_without_block = format!(
+            "Notes:{}\n\nQuestion: How long is the grace period now?",
+            facts(12)
+        );
+        assert!(!admits(Category::MemoryUpdate, &list_without_block));
     }
 
     #[test]

@@ -54,9 +54,13 @@ fn min_prompt_chars(category: Category, rules: &Rules) -> usize {
     words * CHARS_PER_WORD
 }
 
-/// The `prompt` property: a minimum length, and the `?` where the category needs one.
+/// The `prompt` property: a minimum length, and the `?` where the category needs one. For the
+/// local grammar, a dialog or memory prompt also has its template's layout.
 fn prompt_schema(category: Category, rules: &Rules, patterns: Patterns) -> Value {
     let min = min_prompt_chars(category, rules);
+    if let Some(pattern) = layout_pattern(category, rules, patterns) {
+        return json!({"type": "string", "minLength": min, "pattern": pattern});
+    }
     if !needs_question_mark(category) {
         return json!({"type": "string", "minLength": min});
     }
@@ -66,6 +70,49 @@ fn prompt_schema(category: Category, rules: &Rules, patterns: Patterns) -> Value
         Placement::Anywhere => format!("^{char}{{{min},}}[?]{char}*$"),
     };
     json!({"type": "string", "minLength": min, "pattern": pattern})
+}
+
+/// One character of a line of a prompt, in raw JSON text: no quote, backslash or control, so no
+/// line break either.
+const RAW_LINE_CHAR: &str = r#"[^"\\\x00-\x1F]"#;
+
+/// The layout a dialog or memory prompt's template asks for, as the local grammar spells it (raw
+/// JSON text, where a line break is the escape `\n`); `None` for the other categories, and for
+/// engines that read patterns on the decoded string. A small model asked for a layout in words
+/// breaks it in ways the grammar can refuse: a dialog in one voice, or a memory block whose
+/// keys run on until the reply's budget is spent (BENCHMARKS.md, "Dialog and memory layouts in
+/// the grammar"). The validator, which accepts any reasonable form, still checks every item.
+/// - conversational: alternating one-line `Customer:` and `Agent:` turns, `asker_turns` of the
+///   customer's, the last a question;
+/// - memory_recall: a `Memory:` block of `memory_facts` `- ` lines, a blank line, a `Question:`;
+/// - memory_update: an optional `Memory:` block of at most `memory_facts.1` `- ` lines, then
+///   lines of the update (none of them a `- ` line), a blank line, a `Question:`.
+fn layout_pattern(category: Category, rules: &Rules, patterns: Patterns) -> Option<String> {
+    if patterns != Patterns::RawJson {
+        return None;
+    }
+    let line = format!("{RAW_LINE_CHAR}+");
+    let question = format!(r"\\n\\nQuestion: {line}[?]");
+    let (fewest_facts, most_facts) = rules.memory_facts;
+    match category {
+        Category::Conversational => {
+            let (fewest, most) = rules.asker_turns;
+            let (more, most_more) = (fewest.saturating_sub(1), most.saturating_sub(1));
+            Some(format!(
+                r"^Customer: {line}(\\nAgent: {line}\\nCustomer: {line}){{{more},{most_more}}}[?]$"
+            ))
+        }
+        Category::MemoryRecall => Some(format!(
+            r"^Memory:(\\n- {line}){{{fewest_facts},{most_facts}}}{question}$"
+        )),
+        Category::MemoryUpdate => {
+            let update_line = format!(r#"[^-"\\\x00-\x1F]{RAW_LINE_CHAR}*"#);
+            Some(format!(
+                r"^(Memory:(\\n- {line}){{1,{most_facts}}}\\n\\n)?{update_line}(\\n(\\n)?{update_line})*{question}$"
+            ))
+        }
+        _ => None,
+    }
 }
 
 /// The `golds` property: 1 to `MAX_GOLDS` golds of 1 to `max_gold_words` words.
@@ -173,6 +220,19 @@ mod grammar {
                     && grammar.contains(r#"[^ "\\\x00-\x1F]+ items-item-golds-item-1{0,3}"#),
                 "{category}: golds lost their count or words:\n{grammar}"
             );
+            if let Some(pattern) = layout_pattern(category, &Rules::default(), Patterns::RawJson) {
+                let literals: &[&str] = match category {
+                    Category::Conversational => &[r#""Customer: ""#, r#""\\nAgent: ""#],
+                    _ => &[r#""\\n- ""#, r#""\\n\\nQuestion: ""#],
+                };
+                for literal in literals {
+                    assert!(
+                        grammar.contains(literal),
+                        "{category}: the prompt lost {literal} of its layout {pattern}:\n{grammar}"
+                    );
+                }
+                continue;
+            }
             let min = min_prompt_chars(category, &Rules::default());
             let prompt_rule = if needs_question_mark(category) {
                 format!("items-item-prompt-1{{{min},}} [?]")
