@@ -854,7 +854,7 @@ fn request_digest(body: &Value) -> String {
 mod tests {
     use super::request::ITEMS_SCHEMA;
     use super::*;
-    use crate::quality::validate::{self, Patterns, Rules};
+    use crate::quality::validate::{self, ExampleLayout, Patterns, Rules};
     use crate::stages::item::Category;
     use std::path::Path;
     use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -1363,7 +1363,17 @@ mod tests {
         category: Category,
         prompt: &str,
     ) -> bool {
-        let schema = validate::reply_schema(category, &Rules::default(), Patterns::RawJson);
+        let example = match category {
+            Category::Conversational => "Customer: Hi?\nAgent: Yes.\nCustomer: Which?",
+            _ => "Memory:\n- key: value\n\nQuestion: Which?",
+        };
+        let layout = ExampleLayout::of_example(category, example);
+        let schema = validate::reply_schema(
+            category,
+            &Rules::default(),
+            Patterns::RawJson,
+            layout.as_ref(),
+        );
         let grammar = llama_cpp_2::json_schema_to_grammar(&schema.to_string()).expect("grammar");
         let mut sampler = LlamaSampler::grammar(model, &grammar, "root").expect("grammar sampler");
         let annotations = if category.is_memory() {

@@ -9,7 +9,7 @@ use crate::config::{Config, Provider, ResponseFormat};
 use crate::error::Result;
 use crate::quality::dedup::{DupKind, ReferenceSet};
 use crate::quality::panel::has_context;
-use crate::quality::validate::{self, Patterns, Reason, Rejection, Rules};
+use crate::quality::validate::{self, ExampleLayout, Patterns, Reason, Rejection, Rules};
 use crate::runner::{
     check_planned, estimate_cost, estimate_weighted, BatchError, CostEstimate, CostGuard,
     OutcomeOf, ReplyOutcome, Request,
@@ -408,7 +408,9 @@ fn body(
                     Patterns::Decoded
                 }
             };
-            let schema = validate::reply_schema(category, &rules(config), patterns);
+            let layout = example_layout(templates, category);
+            let schema =
+                validate::reply_schema(category, &rules(config), patterns, layout.as_ref());
             let mut spec = json!({"name": "saseval_items", "schema": schema});
             if author.strict_schema {
                 spec["strict"] = json!(true);
@@ -427,6 +429,12 @@ pub fn merge_extra(body: &mut Value, extra: &toml::Table) {
     {
         obj.extend(extra);
     }
+}
+
+/// The dialog or memory layout the example item of `category`'s template shows.
+fn example_layout(templates: &Templates, category: Category) -> Option<ExampleLayout> {
+    let examples = templates.categories.get(&category)?.example_prompts();
+    ExampleLayout::of_example(category, examples.first()?)
 }
 
 /// The requests of `slice` of `category` in `round`, continuing its domain rotation.
@@ -1112,7 +1120,8 @@ mod tests {
                 validate::reply_schema(
                     Category::Conversational,
                     &rules(&config),
-                    Patterns::Decoded
+                    Patterns::Decoded,
+                    None
                 )
             );
             assert!(spec["schema"].to_string().contains("{132,}"), "{spec}");
@@ -1131,10 +1140,21 @@ mod tests {
             .iter()
             .find(|r| r.category == Category::Conversational)
             .unwrap();
+        let layout = example_layout(&templates, Category::Conversational);
+        let schema = &dialog.request.body()["response_format"]["json_schema"]["schema"];
         assert_eq!(
-            dialog.request.body()["response_format"]["json_schema"]["schema"],
-            validate::reply_schema(Category::Conversational, &rules(&local), Patterns::RawJson),
+            schema,
+            &validate::reply_schema(
+                Category::Conversational,
+                &rules(&local),
+                Patterns::RawJson,
+                layout.as_ref()
+            ),
             "the local grammar reads patterns on raw JSON text"
+        );
+        assert!(
+            schema.to_string().contains(r"^Customer: "),
+            "the local grammar keeps the template example's layout: {schema}"
         );
     }
 

@@ -25,7 +25,7 @@ mod text;
 pub use golds::DroppedGold;
 pub use question::Placement;
 pub use reason::{Reason, Rejection};
-pub use schema::{reply_schema, Patterns};
+pub use schema::{reply_schema, ExampleLayout, Patterns};
 pub use text::word_count;
 
 use crate::quality::grade::graded;

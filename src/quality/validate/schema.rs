@@ -55,10 +55,15 @@ fn min_prompt_chars(category: Category, rules: &Rules) -> usize {
 }
 
 /// The `prompt` property: a minimum length, and the `?` where the category needs one. For the
-/// local grammar, a dialog or memory prompt also has its template's layout.
-fn prompt_schema(category: Category, rules: &Rules, patterns: Patterns) -> Value {
+/// local grammar, a dialog or memory prompt also has the layout of its template's example.
+fn prompt_schema(
+    category: Category,
+    rules: &Rules,
+    patterns: Patterns,
+    layout: Option<&ExampleLayout>,
+) -> Value {
     let min = min_prompt_chars(category, rules);
-    if let Some(pattern) = layout_pattern(category, rules, patterns) {
+    if let Some(pattern) = layout_pattern(category, rules, patterns, layout) {
         return json!({"type": "string", "minLength": min, "pattern": pattern});
     }
     if !needs_question_mark(category) {
@@ -72,43 +77,118 @@ fn prompt_schema(category: Category, rules: &Rules, patterns: Patterns) -> Value
     json!({"type": "string", "minLength": min, "pattern": pattern})
 }
 
+/// The labels of a dialog or memory layout, read off the example item of a category's template,
+/// so that the local grammar keeps to the layout the template shows, as shipped or as edited.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExampleLayout {
+    /// A dialog's two speakers: the one who asks (first and last) and the one who answers.
+    Dialog { asker: String, answerer: String },
+    /// A memory block's header (`Memory`) and the label of its question (`Question`).
+    Memory { header: String, question: String },
+}
+
+impl ExampleLayout {
+    /// The layout `example`, a template's example prompt, shows for `category`: a dialog whose
+    /// lines alternate two labels, or a block under a header line of `- ` lines whose last
+    /// paragraph is a labelled question. `None` for the other categories, another layout, or a
+    /// label the grammar cannot hold as it is (see [`is_plain_label`]).
+    pub fn of_example(category: Category, example: &str) -> Option<ExampleLayout> {
+        match category {
+            Category::Conversational => dialog_layout(example),
+            Category::MemoryRecall | Category::MemoryUpdate => memory_layout(example),
+            _ => None,
+        }
+    }
+}
+
+/// A label of up to 30 ASCII letters, digits, spaces, `_` and `-`, starting with a letter: it
+/// reads the same inside a pattern, with no escape.
+fn is_plain_label(label: &str) -> bool {
+    label.len() <= 30
+        && label.starts_with(|c: char| c.is_ascii_alphabetic())
+        && label
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, ' ' | '_' | '-'))
+}
+
+/// The label a line opens with as the grammar must write it (`Customer` of `Customer: Hi`): plain,
+/// with no formatting around it. (`text::line_label` recognises labels in any form.)
+fn literal_label(line: &str) -> Option<&str> {
+    line.split_once(": ")
+        .map(|(label, _)| label)
+        .filter(|label| is_plain_label(label))
+}
+
+fn dialog_layout(example: &str) -> Option<ExampleLayout> {
+    let labels: Vec<&str> = example.lines().map(literal_label).collect::<Option<_>>()?;
+    let (asker, answerer) = (*labels.first()?, *labels.get(1)?);
+    let alternates = labels.len() % 2 == 1
+        && asker != answerer
+        && labels
+            .iter()
+            .enumerate()
+            .all(|(turn, label)| *label == if turn % 2 == 0 { asker } else { answerer });
+    alternates.then(|| ExampleLayout::Dialog {
+        asker: asker.to_string(),
+        answerer: answerer.to_string(),
+    })
+}
+
+fn memory_layout(example: &str) -> Option<ExampleLayout> {
+    let mut lines = example.lines();
+    let header = lines
+        .next()?
+        .strip_suffix(':')
+        .filter(|h| is_plain_label(h))?;
+    lines.next()?.strip_prefix("- ")?;
+    let question = example.rsplit("\n\n").next().and_then(literal_label)?;
+    Some(ExampleLayout::Memory {
+        header: header.to_string(),
+        question: question.to_string(),
+    })
+}
+
 /// One character of a line of a prompt, in raw JSON text: no quote, backslash or control, so no
 /// line break either.
 const RAW_LINE_CHAR: &str = r#"[^"\\\x00-\x1F]"#;
 
-/// The layout a dialog or memory prompt's template asks for, as the local grammar spells it (raw
-/// JSON text, where a line break is the escape `\n`); `None` for the other categories, and for
-/// engines that read patterns on the decoded string. A small model asked for a layout in words
-/// breaks it in ways the grammar can refuse: a dialog in one voice, or a memory block whose
-/// keys run on until the reply's budget is spent (BENCHMARKS.md, "Dialog and memory layouts in
-/// the grammar"). The validator, which accepts any reasonable form, still checks every item.
-/// - conversational: alternating one-line `Customer:` and `Agent:` turns, `asker_turns` of the
-///   customer's, the last a question;
-/// - memory_recall: a `Memory:` block of `memory_facts` `- ` lines, a blank line, a `Question:`;
-/// - memory_update: an optional `Memory:` block of at most `memory_facts.1` `- ` lines, then
-///   lines of the update (none of them a `- ` line), a blank line, a `Question:`.
-fn layout_pattern(category: Category, rules: &Rules, patterns: Patterns) -> Option<String> {
+/// The layout of `category`'s template example as the local grammar spells it (raw JSON text,
+/// where a line break is the escape `\n`); `None` without a layout, and for engines that read
+/// patterns on the decoded string. A small model asked for a layout in words breaks it in ways
+/// the grammar can refuse: a dialog in one voice, or a memory block whose keys run on until the
+/// reply's budget is spent (BENCHMARKS.md, "Dialog and memory layouts in the grammar"). The
+/// validator, which accepts any reasonable form, still checks every item.
+/// - conversational: one-line turns that alternate the two labels, `asker_turns` of the
+///   asker's, the last a question;
+/// - memory_recall: the header line, `memory_facts` `- ` lines, a blank line, the question;
+/// - memory_update: an optional block of the header and at most `memory_facts.1` `- ` lines,
+///   then lines of the update (none of them a `- ` line), a blank line, the question.
+fn layout_pattern(
+    category: Category,
+    rules: &Rules,
+    patterns: Patterns,
+    layout: Option<&ExampleLayout>,
+) -> Option<String> {
     if patterns != Patterns::RawJson {
         return None;
     }
     let line = format!("{RAW_LINE_CHAR}+");
-    let question = format!(r"\\n\\nQuestion: {line}[?]");
     let (fewest_facts, most_facts) = rules.memory_facts;
-    match category {
-        Category::Conversational => {
+    match (category, layout?) {
+        (Category::Conversational, ExampleLayout::Dialog { asker, answerer }) => {
             let (fewest, most) = rules.asker_turns;
             let (more, most_more) = (fewest.saturating_sub(1), most.saturating_sub(1));
             Some(format!(
-                r"^Customer: {line}(\\nAgent: {line}\\nCustomer: {line}){{{more},{most_more}}}[?]$"
+                r"^{asker}: {line}(\\n{answerer}: {line}\\n{asker}: {line}){{{more},{most_more}}}[?]$"
             ))
         }
-        Category::MemoryRecall => Some(format!(
-            r"^Memory:(\\n- {line}){{{fewest_facts},{most_facts}}}{question}$"
+        (Category::MemoryRecall, ExampleLayout::Memory { header, question }) => Some(format!(
+            r"^{header}:(\\n- {line}){{{fewest_facts},{most_facts}}}\\n\\n{question}: {line}[?]$"
         )),
-        Category::MemoryUpdate => {
+        (Category::MemoryUpdate, ExampleLayout::Memory { header, question }) => {
             let update_line = format!(r#"[^-"\\\x00-\x1F]{RAW_LINE_CHAR}*"#);
             Some(format!(
-                r"^(Memory:(\\n- {line}){{1,{most_facts}}}\\n\\n)?{update_line}(\\n(\\n)?{update_line})*{question}$"
+                r"^({header}:(\\n- {line}){{1,{most_facts}}}\\n\\n)?{update_line}(\\n(\\n)?{update_line})*\\n\\n{question}: {line}[?]$"
             ))
         }
         _ => None,
@@ -129,10 +209,15 @@ fn golds_schema(rules: &Rules) -> Value {
 
 /// The schema of a whole reply for `category`: `{"items": [item, …]}`, every property required
 /// and no others allowed, as strict modes want it.
-pub fn reply_schema(category: Category, rules: &Rules, patterns: Patterns) -> Value {
+pub fn reply_schema(
+    category: Category,
+    rules: &Rules,
+    patterns: Patterns,
+    layout: Option<&ExampleLayout>,
+) -> Value {
     let strings = json!({"type": "array", "items": {"type": "string"}});
     let mut properties = json!({
-        "prompt": prompt_schema(category, rules, patterns),
+        "prompt": prompt_schema(category, rules, patterns, layout),
         "golds": golds_schema(rules),
     });
     let mut required = vec!["prompt", "golds"];
@@ -158,9 +243,11 @@ pub fn reply_schema(category: Category, rules: &Rules, patterns: Patterns) -> Va
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stages::templates::Templates;
 
     fn item_schema(category: Category) -> Value {
-        reply_schema(category, &Rules::default(), Patterns::Decoded)["properties"]["items"]["items"]
+        reply_schema(category, &Rules::default(), Patterns::Decoded, None)["properties"]["items"]
+            ["items"]
             .clone()
     }
 
@@ -193,6 +280,61 @@ mod tests {
     }
 
     #[test]
+    fn the_layout_is_read_off_the_template_example() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let templates = Templates::load(&root.join("prompts")).unwrap();
+        let shipped = |category: Category| {
+            let examples = templates.categories[&category].example_prompts();
+            ExampleLayout::of_example(category, &examples[0])
+        };
+        let dialog = |asker: &str, answerer: &str| ExampleLayout::Dialog {
+            asker: asker.into(),
+            answerer: answerer.into(),
+        };
+        let memory = ExampleLayout::Memory {
+            header: "Memory".into(),
+            question: "Question".into(),
+        };
+        assert_eq!(
+            shipped(Category::Conversational),
+            Some(dialog("Customer", "Agent"))
+        );
+        assert_eq!(shipped(Category::MemoryRecall), Some(memory.clone()));
+        assert_eq!(shipped(Category::MemoryUpdate), Some(memory));
+        assert_eq!(shipped(Category::LongDocumentQa), None);
+
+        let edited =
+            "User: Which plan?\nAssistant: Pro has 5 seats, Team 20.\nUser: And the other one?";
+        let layout = ExampleLayout::of_example(Category::Conversational, edited);
+        assert_eq!(layout, Some(dialog("User", "Assistant")));
+        let pattern = layout_pattern(
+            Category::Conversational,
+            &Rules::default(),
+            Patterns::RawJson,
+            layout.as_ref(),
+        )
+        .unwrap();
+        assert!(pattern.starts_with("^User: ") && pattern.contains(r"\\nAssistant: "));
+        for other in [
+            "Customer: Hi?\nCustomer: Still there?\nCustomer: Which one?",
+            "Customer: Hi?\nAgent: Hello.",
+            "Customer: Hi?\nThe agent says hello.\nCustomer: Which one?",
+            "\"Customer\": Hi?\nAgent: Hello.\nCustomer: Which one?",
+        ] {
+            assert_eq!(
+                ExampleLayout::of_example(Category::Conversational, other),
+                None,
+                "{other}"
+            );
+        }
+        let prose = "We stored that the grace period is 72 hours.\n\nQuestion: How long is it?";
+        assert_eq!(
+            ExampleLayout::of_example(Category::MemoryRecall, prose),
+            None
+        );
+    }
+
+    #[test]
     fn memory_items_require_both_annotations() {
         let item = item_schema(Category::MemoryUpdate);
         assert_eq!(
@@ -208,11 +350,22 @@ mod tests {
 #[cfg(all(test, feature = "local"))]
 mod grammar {
     use super::*;
+    use crate::stages::templates::Templates;
 
     #[test]
     fn every_authoring_schema_becomes_a_grammar_that_keeps_its_patterns() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let templates = Templates::load(&root.join("prompts")).unwrap();
         for category in Category::ALL {
-            let schema = reply_schema(category, &Rules::default(), Patterns::RawJson).to_string();
+            let examples = templates.categories[&category].example_prompts();
+            let layout = ExampleLayout::of_example(category, &examples[0]);
+            let schema = reply_schema(
+                category,
+                &Rules::default(),
+                Patterns::RawJson,
+                layout.as_ref(),
+            )
+            .to_string();
             let grammar = llama_cpp_2::json_schema_to_grammar(&schema)
                 .unwrap_or_else(|e| panic!("{category}: {e}"));
             assert!(
@@ -220,7 +373,12 @@ mod grammar {
                     && grammar.contains(r#"[^ "\\\x00-\x1F]+ items-item-golds-item-1{0,3}"#),
                 "{category}: golds lost their count or words:\n{grammar}"
             );
-            if let Some(pattern) = layout_pattern(category, &Rules::default(), Patterns::RawJson) {
+            if let Some(pattern) = layout_pattern(
+                category,
+                &Rules::default(),
+                Patterns::RawJson,
+                layout.as_ref(),
+            ) {
                 let literals: &[&str] = match category {
                     Category::Conversational => &[r#""Customer: ""#, r#""\\nAgent: ""#],
                     _ => &[r#""\\n- ""#, r#""\\n\\nQuestion: ""#],
