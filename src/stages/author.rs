@@ -95,6 +95,25 @@ fn graded_words(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Consecutive words of a template example that an item repeating them verbatim has copied: a
+/// passage, not a shared phrase. In the 123 distinct items that passed the gate in this
+/// machine's measured runs, the longest run shared with the example was 10 words, but for three
+/// items that had copied a 33-word passage (a postmortem's Impact paragraph, a cluster note).
+const COPIED_PASSAGE_WORDS: usize = 15;
+
+/// The most consecutive words `theirs` and `ours` share (their longest common run).
+fn longest_shared_run(theirs: &[String], ours: &[String]) -> usize {
+    let mut row = vec![0; ours.len() + 1];
+    let mut longest = 0;
+    for word in theirs {
+        for j in (0..ours.len()).rev() {
+            row[j + 1] = if *word == ours[j] { row[j] + 1 } else { 0 };
+            longest = longest.max(row[j + 1]);
+        }
+    }
+    longest
+}
+
 /// How many of `theirs` words `ours` keeps in their order (the longest common subsequence).
 fn kept_in_order(theirs: &[String], ours: &[String]) -> usize {
     let mut row = vec![0; ours.len() + 1];
@@ -218,21 +237,32 @@ impl TemplateExamples {
     fn check(&self, category: Category, prompt: &str, golds: &[String]) -> Result<(), Rejection> {
         self.check_parts(category, prompt, golds)?;
         let ours = graded_words(prompt);
-        let retold = self.wordings.get(&category).and_then(|examples| {
-            examples.iter().find_map(|theirs| {
-                let kept = kept_in_order(theirs, &ours);
-                (kept as f64 >= RETOLD_SHARE * theirs.len() as f64).then_some((kept, theirs.len()))
-            })
-        });
-        match retold {
-            Some((kept, of)) => Err(Rejection {
+        let example = crate::stages::templates::example_item_name(category);
+        let examples = self.wordings.get(&category).map_or(&[][..], Vec::as_slice);
+        let copied = |detail: String| {
+            Err(Rejection {
                 reason: Reason::CopiesTemplateExample,
-                detail: format!(
-                    "the prompt keeps {kept} of the {of} words of {} in their order: a retelling \
-                     with other names",
-                    crate::stages::templates::example_item_name(category)
-                ),
-            }),
+                detail,
+            })
+        };
+        if let Some((kept, of)) = examples.iter().find_map(|theirs| {
+            let kept = kept_in_order(theirs, &ours);
+            (kept as f64 >= RETOLD_SHARE * theirs.len() as f64).then_some((kept, theirs.len()))
+        }) {
+            return copied(format!(
+                "the prompt keeps {kept} of the {of} words of {example} in their order: a \
+                 retelling with other names"
+            ));
+        }
+        match examples
+            .iter()
+            .map(|theirs| longest_shared_run(theirs, &ours))
+            .find(|run| *run >= COPIED_PASSAGE_WORDS)
+        {
+            Some(run) => copied(format!(
+                "the prompt repeats {run} consecutive words of {example} verbatim: a passage \
+                 copied into it"
+            )),
             None => Ok(()),
         }
     }
@@ -1276,9 +1306,9 @@ mod tests {
         start a manual backup, limited to two per data center per week.\nCustomer: Great. Our \
         maintenance window runs on the Monday, so what time does its scheduled backup start?";
 
-    /// Two publishable records of measured main jobs that share the most of their example's
-    /// words in order (0.35 each): a code item in the example's shape, and snippets whose last
-    /// one is the example's cluster note.
+    /// Two records of measured main jobs that share the most of their example's words in order
+    /// (0.35 each), short of a retelling: a code item in the example's shape, and snippets whose
+    /// last one is the example's cluster note, which makes them a copy of a passage instead.
     const OWN_CODE_ITEM: &str = "An IT professional (Python 3.9, Flask) occasionally struggles to \
         retrieve customer data from the CRM using a RESTful API:\n\n    def \
         get_customer_data(customer_id):\n        resp = \
@@ -1311,10 +1341,46 @@ mod tests {
             examples.check(Category::TechnicalCode, OWN_CODE_ITEM, &[]),
             Ok(())
         );
-        assert_eq!(
-            examples.check(Category::MultiDocumentQa, OWN_SNIPPETS, &[]),
-            Ok(())
+        let snippets = examples
+            .check(Category::MultiDocumentQa, OWN_SNIPPETS, &[])
+            .map_err(|r| r.detail);
+        assert!(
+            !matches!(&snippets, Err(d) if d.contains("in their order")),
+            "{snippets:?}"
         );
+    }
+
+    /// A long document the 1.5B author wrote in the thirteenth session's main job, which the
+    /// panel passed and the release held: its Impact paragraph and third corrective action are
+    /// the template example's, word for word, in a telecom outage report. (`OWN_SNIPPETS` holds
+    /// the example's cluster note as its last snippet, word for word.)
+    const PASSAGE_COPIED: &str = "Incident report: network outages during the summer season\n\nSummary. During the summer months, the telecom company experienced several network outages, affecting the availability of critical services for customers in all regions. The outages occurred between 11:00 and 14:00 UTC on 25 June, and the total duration was approximately 2 hours. The outages affected 10,000 customers, and the company lost 500 customer sessions.\n\nImpact. Customers in all regions were affected. Mobile app users saw a generic \"try again\" banner; web users saw a spinning button for up to 30 seconds before an error page. Support received 600 contacts tagged network during the incident.\n\nRoot cause. The network infrastructure was overloaded due to high traffic during the summer months. The company's network team increased the bandwidth capacity of the affected networks, but the increase did not meet the demand. The network team also increased the number of backup servers, but the increase did not meet the demand.\n\nTimeline. At 11:00 the outages began. At 11:15 the network team increased the bandwidth capacity of the affected networks. At 12:00 the outages continued. At 12:15 the network team increased the number of backup servers. At 13:00 the outages continued. At 13:15 the network team increased the bandwidth capacity of the affected networks. At 14:00 the outages ended.\n\nCorrective actions. (1) Increase the bandwidth capacity of the affected networks by 50% and add 100 additional backup servers. Owner: Network Operations; due 15 June. (2) Increase the number of backup servers by 200 and add 50 additional backup servers. Owner: Network Operations; due 20 June. (3) Require a load forecast from Marketing for any campaign expected to double traffic; owner: Growth Engineering; due 21 June.\n\nQuestion: Which team is responsible for increasing the bandwidth capacity of the affected networks?";
+
+    #[test]
+    fn an_item_that_repeats_a_passage_of_its_template_example_is_a_copy() {
+        let examples = bundled_examples();
+        let copied = examples
+            .check(Category::LongDocumentQa, PASSAGE_COPIED, &[])
+            .map_err(|r| (r.reason, r.detail));
+        assert!(
+            matches!(&copied, Err((Reason::CopiesTemplateExample, d)) if d.contains("33 consecutive words")),
+            "{copied:?}"
+        );
+        let distractor = examples
+            .check(Category::MultiDocumentQa, OWN_SNIPPETS, &[])
+            .map_err(|r| (r.reason, r.detail));
+        assert!(
+            matches!(&distractor, Err((Reason::CopiesTemplateExample, d)) if d.contains("22 consecutive words")),
+            "{distractor:?}"
+        );
+    }
+
+    #[test]
+    fn longest_shared_run_counts_consecutive_words_only() {
+        let words = |text: &str| graded_words(text);
+        assert_eq!(longest_shared_run(&words("a b c d"), &words("x b c y")), 2);
+        assert_eq!(longest_shared_run(&words("a b c"), &words("a x b x c")), 1);
+        assert_eq!(longest_shared_run(&words("a b"), &[]), 0);
     }
 
     #[test]

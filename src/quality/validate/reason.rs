@@ -308,7 +308,8 @@ impl Reason {
                  its opening clause (3 in 4 words in place), a memory item's facts block repeats \
                  all of the example's stored facts but one at most (at least three) or all its \
                  keys, the golds hold all of the example's (two or more), or the prompt keeps \
-                 45% of a long example's words in their order (a retelling)"
+                 45% of a long example's words in their order (a retelling) or repeats 15 of its \
+                 words in a row (a copied passage)"
             }
             Reason::NotBloated => "a bloated prompt is too short compared to its plain twin",
             Reason::GoldVariantDropped => {
