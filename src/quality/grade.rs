@@ -25,6 +25,11 @@ pub fn norm(text: &str) -> String {
         .collect()
 }
 
+/// The words of `text` as the grader reads them: `norm`, split at spaces.
+pub fn graded_words(text: &str) -> Vec<String> {
+    norm(text).split_whitespace().map(str::to_owned).collect()
+}
+
 /// True when any gold, normalised, is a substring of the normalised answer (the card's `graded`).
 pub fn graded<S: AsRef<str>>(answer: &str, golds: &[S]) -> bool {
     let answer = norm(answer);

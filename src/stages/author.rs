@@ -8,6 +8,7 @@ use super::{Ctx, StageEnd, AUTHORED, AUTHOR_SUMMARY, REJECTS};
 use crate::config::{Config, Provider, ResponseFormat};
 use crate::error::Result;
 use crate::quality::dedup::{DupKind, ReferenceSet};
+use crate::quality::grade::graded_words;
 use crate::quality::panel::has_context;
 use crate::quality::validate::{self, ExampleLayout, Patterns, Reason, Rejection, Rules};
 use crate::runner::{
@@ -86,14 +87,6 @@ const RETOLD_SHARE: f64 = 0.45;
 /// Fewest words an example prompt has for [`RETOLD_SHARE`] to mark a retelling: a one-line
 /// question's frame (`What is the default port for … under RFC …?`) is common to real questions.
 const MIN_RETOLD_WORDS: usize = 40;
-
-/// The words of `text` as the grader reads them.
-fn graded_words(text: &str) -> Vec<String> {
-    crate::quality::grade::norm(text)
-        .split_whitespace()
-        .map(str::to_owned)
-        .collect()
-}
 
 /// Consecutive words of a template example that an item repeating them verbatim has copied: a
 /// passage, not a shared phrase. In the 123 distinct items that passed the gate in this

@@ -7,7 +7,7 @@ use super::golds;
 use super::question::QUESTION_WORDS;
 use super::text::units;
 use super::{reject, Reason, Rejection};
-use crate::quality::grade::norm;
+use crate::quality::grade::{graded_words, norm};
 
 /// Words of a negation, as `norm` leaves them (`isn't` becomes `isn t`).
 const NEGATIONS: [&str; 3] = ["not", "never", "t"];
@@ -38,10 +38,7 @@ struct Denial<'c> {
 /// kept; so is one whose key's sentence names the state (the state holds there, for another
 /// subject or time).
 pub fn check(context: &str, question: &str, key: &str) -> Result<(), Rejection> {
-    let asked: Vec<String> = norm(question)
-        .split_whitespace()
-        .map(String::from)
-        .collect();
+    let asked = graded_words(question);
     if asked.iter().any(|word| NEGATIONS.contains(&word.as_str())) {
         return Ok(());
     }
@@ -77,10 +74,7 @@ pub fn check(context: &str, question: &str, key: &str) -> Result<(), Rejection> 
 /// The first denial of `sentence`: the word its negation denies and the distinctive words
 /// before the negation.
 fn denial(sentence: &str) -> Option<Denial<'_>> {
-    let words: Vec<String> = norm(sentence)
-        .split_whitespace()
-        .map(String::from)
-        .collect();
+    let words = graded_words(sentence);
     let at = words
         .iter()
         .position(|word| NEGATIONS.contains(&word.as_str()))?;
