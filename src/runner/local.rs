@@ -1363,6 +1363,19 @@ mod tests {
         category: Category,
         prompt: &str,
     ) -> bool {
+        let stale = ["48 hours"];
+        let annotations = category.is_memory().then_some(&stale[..]);
+        authoring_grammar_admits_item(model, category, prompt, annotations)
+    }
+
+    /// Whether the local authoring grammar of `category` admits a reply of one item: `prompt`,
+    /// the gold `72 hours` and, given `stale`, `durable` `["72 hours"]` beside those stale values.
+    fn authoring_grammar_admits_item(
+        model: &'static LlamaModel,
+        category: Category,
+        prompt: &str,
+        stale: Option<&[&str]>,
+    ) -> bool {
         let example = match category {
             Category::Conversational => "Customer: Hi?\nAgent: Yes.\nCustomer: Which?",
             _ => "Memory:\n- key: value\n\nQuestion: Which?",
@@ -1376,10 +1389,9 @@ mod tests {
         );
         let grammar = llama_cpp_2::json_schema_to_grammar(&schema.to_string()).expect("grammar");
         let mut sampler = LlamaSampler::grammar(model, &grammar, "root").expect("grammar sampler");
-        let annotations = if category.is_memory() {
-            r#","durable":["72 hours"],"stale":["48 hours"]"#
-        } else {
-            ""
+        let annotations = match stale {
+            Some(stale) => format!(r#","durable":["72 hours"],"stale":{}"#, Value::from(stale)),
+            None => String::new(),
         };
         let reply = format!(
             r#"{{"items":[{{"prompt":{},"golds":["72 hours"]{annotations}}}]}}"#,
@@ -1439,6 +1451,28 @@ mod tests {
             facts(12)
         );
         assert!(!admits(Category::MemoryUpdate, &list_without_block));
+    }
+
+    #[test]
+    fn the_authoring_grammar_ends_a_stale_list_where_a_memory_block_would() {
+        let test = "the_authoring_grammar_ends_a_stale_list_where_a_memory_block_would";
+        let Some((path, _turn)) = test_model(test) else {
+            return;
+        };
+        let model = loaded_model(backend().expect("backend"), &path).expect("model");
+        let update = "Memory:\n- grace_period: 48 hours\n- region: eu-west-1\n- owner: IAM\n\nUpdate from IAM (2 June): the grace period is now 72 hours.\n\nQuestion: How long is the grace period now?";
+        let stale_values: Vec<String> = (0..11).map(|i| format!("{i} hours")).collect();
+        let stale_values: Vec<&str> = stale_values.iter().map(String::as_str).collect();
+        let with_stale = |n| {
+            authoring_grammar_admits_item(
+                model,
+                Category::MemoryUpdate,
+                update,
+                Some(&stale_values[..n]),
+            )
+        };
+        assert!(with_stale(10));
+        assert!(!with_stale(11), "a stale list runs no longer than a block");
     }
 
     #[test]

@@ -207,6 +207,17 @@ fn golds_schema(rules: &Rules) -> Value {
     })
 }
 
+/// A memory item's `durable` or `stale` list: at least `fewest` values. For the local engine also
+/// at most `memory_facts.1`, as many as a memory block holds lines: a small model's `stale` list
+/// otherwise runs on, the same values again and again, until the reply's budget is spent.
+fn memory_values_schema(fewest: usize, rules: &Rules, patterns: Patterns) -> Value {
+    let mut list = json!({"type": "array", "minItems": fewest, "items": {"type": "string"}});
+    if patterns == Patterns::RawJson {
+        list["maxItems"] = json!(rules.memory_facts.1);
+    }
+    list
+}
+
 /// The schema of a whole reply for `category`: `{"items": [item, …]}`, every property required
 /// and no others allowed, as strict modes want it.
 pub fn reply_schema(
@@ -215,16 +226,14 @@ pub fn reply_schema(
     patterns: Patterns,
     layout: Option<&ExampleLayout>,
 ) -> Value {
-    let strings = json!({"type": "array", "items": {"type": "string"}});
     let mut properties = json!({
         "prompt": prompt_schema(category, rules, patterns, layout),
         "golds": golds_schema(rules),
     });
     let mut required = vec!["prompt", "golds"];
     if category.is_memory() {
-        properties["durable"] =
-            json!({"type": "array", "minItems": 1, "items": {"type": "string"}});
-        properties["stale"] = strings;
+        properties["durable"] = memory_values_schema(1, rules, patterns);
+        properties["stale"] = memory_values_schema(0, rules, patterns);
         required.extend(["durable", "stale"]);
     }
     json!({
