@@ -402,19 +402,21 @@ fn asked_sentence(question: &str) -> &str {
     &question[start..=end]
 }
 
-/// Words of an unnamed product: "a … system", "… platforms".
-const PRODUCT_NOUNS: [&str; 2] = ["system", "platform"];
+/// Words of an unnamed product: "a … system", "… platforms", "a life insurance policy" (whose
+/// terms, like a product's limits, differ from one policy to the next).
+const PRODUCT_NOUNS: [&str; 3] = ["system", "platform", "policy"];
 /// How many words may stand between "a" and the product noun ("a manufacturing ERP system";
 /// "an information security management system" names a standard's subject, not a product).
 const PRODUCT_WORDS_BEFORE: usize = 2;
 
 /// The phrase of `words` that names a kind of product and no particular one: "a" or "an" up
-/// to [`PRODUCT_WORDS_BEFORE`] words before "system" or "platform", or "systems" or
-/// "platforms" after another word.
+/// to [`PRODUCT_WORDS_BEFORE`] words before a product noun, or its plural ("systems",
+/// "policies") after another word.
 fn unnamed_product(words: &[&str]) -> Option<String> {
     words.iter().enumerate().find_map(|(at, word)| {
-        if let Some(noun) = word.strip_suffix('s') {
-            return (at > 0 && PRODUCT_NOUNS.contains(&noun)).then(|| words[at - 1..=at].join(" "));
+        if let Some(noun) = singular(word) {
+            return (at > 0 && PRODUCT_NOUNS.contains(&noun.as_str()))
+                .then(|| words[at - 1..=at].join(" "));
         }
         if !PRODUCT_NOUNS.contains(word) {
             return None;
@@ -425,6 +427,15 @@ fn unnamed_product(words: &[&str]) -> Option<String> {
             .rposition(|w| matches!(*w, "a" | "an"))
             .map(|article| words[from + article..=at].join(" "))
     })
+}
+
+/// The singular of a plural `word` ("policies" → "policy", "systems" → "system"); `None` for a
+/// word that does not end in `s`.
+fn singular(word: &str) -> Option<String> {
+    match word.strip_suffix("ies") {
+        Some(stem) => Some(format!("{stem}y")),
+        None => word.strip_suffix('s').map(str::to_string),
+    }
 }
 
 /// Words that ask for a better way, not for a fact.

@@ -244,8 +244,8 @@ impl Reason {
             }
             Reason::QuestionGeneric => {
                 "a factual question without context asks about \"a typical\" thing or an unnamed \
-                 product (\"a CRM system\", \"e-commerce platforms\"): no particular thing, no \
-                 single answer"
+                 product (\"a CRM system\", \"e-commerce platforms\", \"a life insurance \
+                 policy\"): no particular thing, no single answer"
             }
             Reason::QuestionAdvice => {
                 "a factual or code question asks for advice (`how can…`, `should … use`, \

@@ -784,7 +784,8 @@ fn a_gold_typed_along_the_digit_row_is_a_placeholder() {
 /// Two simple_factual replies of the 1.5B author (seed 20261129, a top-up round) that passed
 /// the gate, and the panel with the author's own answer: each asks about "a typical" system.
 /// Then three about an unnamed product, each released by a run of the local profile (the first
-/// by the main job of 2026-12-06, ninth session). The question the rule reads is the sentence
+/// by the main job of 2026-12-06, ninth session), and a policy of no named insurer or account,
+/// released by the fourteenth session's main job. The question the rule reads is the sentence
 /// that asks, not a lead before a colon.
 #[test]
 fn a_factual_question_about_a_typical_thing_or_an_unnamed_product_is_generic() {
@@ -809,6 +810,18 @@ fn a_factual_question_about_a_typical_thing_or_an_unnamed_product_is_generic() {
             "What is the default inventory level for a manufacturing ERP system?",
             "100",
         ),
+        (
+            "What is the maximum age of a life insurance policy in the United States?",
+            "70",
+        ),
+        (
+            "What is the minimum number of days that an IAM policy can be effective?",
+            "30 days",
+        ),
+        (
+            "What is the grace period of term life insurance policies in Ohio?",
+            "30 days",
+        ),
     ] {
         assert_eq!(
             outcome(Category::SimpleFactual, &item(prompt, &[gold])),
@@ -823,6 +836,8 @@ fn a_factual_question_about_a_typical_thing_or_an_unnamed_product_is_generic() {
         "Which port does the Salesforce platform serve its API on by default?",
         "What is the default port of the Domain Name System?",
         "Which ISO standard specifies the requirements for an information security management system?",
+        "Which element of the AWS IAM policy language lists the actions that a statement allows?",
+        "Which GDPR article sets the privacy policy's duty to name the data controller?",
         "Lena asked this during the clinical systems team review at Mediva Systems: Which TCP port does a stock Redis server listen on?",
     ] {
         assert_eq!(
