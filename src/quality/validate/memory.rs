@@ -169,18 +169,67 @@ fn check_key_is_updated(context: &str, golds: &[String]) -> Result<(), Rejection
     Ok(())
 }
 
+/// memory_update: the question does not pick what it asks about by a stored value that the
+/// update replaced. "What is the current infrastructure version for the production
+/// environment?", over a memory whose `deployment_environment: production` the update moved to
+/// staging, asks about a state that no longer holds: production may still run the old version.
+/// A value is replaced when the update names its fact's key (`deployment environment`) and
+/// does not repeat the value.
+pub fn check_question_not_on_replaced_value(
+    context: &str,
+    question: &str,
+) -> Result<(), Rejection> {
+    let Some((facts, update)) = split_at_update(context) else {
+        return Ok(());
+    };
+    let (asked, update) = (spoken(question), spoken(update));
+    for fact in facts {
+        let Some((key, value)) = key_and_value(fact) else {
+            continue;
+        };
+        let (key, value) = (spoken(&key.replace(['_', '-'], " ")), spoken(value));
+        if value.is_empty() || key.is_empty() {
+            continue;
+        }
+        if has_run(&asked, &value) && has_run(&update, &key) && !has_run(&update, &value) {
+            return reject(
+                Reason::QuestionOnReplacedValue,
+                format!(
+                    "the question asks about {:?}, the stored value of {:?} that the update replaced",
+                    value.join(" "),
+                    key.join(" ")
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Whether `words` holds `run` as consecutive words.
+fn has_run(words: &[String], run: &[String]) -> bool {
+    !run.is_empty() && words.windows(run.len()).any(|window| window == run)
+}
+
 /// The first run of fact lines of `context`, when a line of other text follows it.
 fn facts_above_update(context: &str) -> Vec<&str> {
+    split_at_update(context)
+        .map(|(facts, _)| facts)
+        .unwrap_or_default()
+}
+
+/// The first run of fact lines of `context` and the text from the first line of other text
+/// after it (the update); `None` when no such line follows.
+fn split_at_update(context: &str) -> Option<(Vec<&str>, &str)> {
     let mut facts = Vec::new();
     for (line, fenced) in lines(context) {
         let fact = !fenced && is_fact_line(line.text);
         if fact {
             facts.push(line.text);
         } else if !facts.is_empty() && !line.text.trim().is_empty() {
-            return facts;
+            return Some((facts, context.get(line.start..).unwrap_or_default()));
         }
     }
-    Vec::new()
+    None
 }
 
 /// A fact line split at its first colon, after its bullet or number (`- user: John Doe` →

@@ -418,6 +418,12 @@ pub fn check_item(
         item.durable = item.durable.map(golds::without_repeats);
         item.stale = item.stale.map(golds::without_repeats);
     }
+    if category == Category::MemoryUpdate {
+        memory::check_question_not_on_replaced_value(
+            parts.context.unwrap_or(prompt),
+            parts.question,
+        )?;
+    }
     Ok(Kept { item, dropped })
 }
 

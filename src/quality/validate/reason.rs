@@ -64,6 +64,7 @@ pub enum Reason {
     StaleNotInPrompt,
     StaleGradedCorrect,
     KeyNotUpdated,
+    QuestionOnReplacedValue,
     CopiesTemplateExample,
     NotBloated,
     GoldVariantDropped,
@@ -117,6 +118,7 @@ impl Reason {
             Reason::StaleNotInPrompt,
             Reason::StaleGradedCorrect,
             Reason::KeyNotUpdated,
+            Reason::QuestionOnReplacedValue,
             Reason::CopiesTemplateExample,
             Reason::NotBloated,
             Reason::GoldVariantDropped,
@@ -164,6 +166,7 @@ impl Reason {
             Reason::StaleNotInPrompt => "stale_not_in_prompt",
             Reason::StaleGradedCorrect => "stale_graded_correct",
             Reason::KeyNotUpdated => "key_not_updated",
+            Reason::QuestionOnReplacedValue => "question_on_replaced_value",
             Reason::CopiesTemplateExample => "copies_template_example",
             Reason::NotBloated => "not_bloated",
             Reason::GoldVariantDropped => "gold_variant_dropped",
@@ -300,6 +303,11 @@ impl Reason {
             Reason::KeyNotUpdated => {
                 "a memory_update key is already the value of a stored fact above the update, so the \
                  update changes nothing the question asks"
+            }
+            Reason::QuestionOnReplacedValue => {
+                "a memory_update question picks what it asks about by a stored value the update \
+                 replaced (`for the production environment` after the deployment moved to \
+                 staging): it asks about a state that no longer holds"
             }
             Reason::CopiesTemplateExample => {
                 "the prompt copies its category template's example item: the same or a near \

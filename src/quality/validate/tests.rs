@@ -1030,6 +1030,45 @@ fn stale_graded_correct() {
     );
 }
 
+/// Released by the fourteenth session's main job: the update moved the deployment from
+/// production to staging, and the question asks for the version "for the production
+/// environment", a state that no longer holds. Beside it, two released items of the same run
+/// whose question names a stored value the update repeats (`Standard policy`) or does not touch
+/// (`Shopify`).
+#[test]
+fn a_memory_update_question_on_a_replaced_value_asks_about_a_state_gone() {
+    let moved = memory(
+        "Memory:\n- cloud_provider: Amazon Web Services (AWS)\n- infrastructure_as_code: Terraform\n- deployment_environment: production\n- infrastructure_version: v1.0.0\n\nUpdate from DevOps Team (2023-04-01): the cloud provider has been updated to Microsoft Azure (Azure); the infrastructure as code has been updated to CloudFormation; the deployment environment has been updated to staging; the infrastructure version has been updated to v1.1.0.\n\nQuestion: What is the current infrastructure version for the production environment?",
+        &["v1.1.0", "version 1.1.0"],
+        &["v1.1.0"],
+        &["v1.0.0"],
+    );
+    assert_eq!(
+        outcome(Category::MemoryUpdate, &moved),
+        "question_on_replaced_value"
+    );
+    let repeated = memory(
+        "Memory:\n- company: Blue Star Insurance\n- policy_type: Standard policy\n- coverage_limit: $100,000\n- premium_rate: 0.05\n- claim_handling_time: 3 days\n\nUpdate from Claims Management (1 May): the policy type has been updated to Standard policy; the coverage limit has been increased to $150,000; the premium rate has been reduced to 0.04; the claim handling time has been reduced to 2 days.\n\nQuestion: What is the new claim handling time for Blue Star Insurance's Standard policy?",
+        &["2 days"],
+        &["2 days"],
+        &["3 days"],
+    );
+    let untouched = memory(
+        "Memory:\n- e-commerce platform: Shopify\n- order_processing_time: 30 minutes\n- shipping_cost: $5\n- payment_method: credit card\n- tax_rate: 7%\n\nUpdate from IT Ops (10 May): Shopify has introduced a new feature that allows customers to track their order status in real-time. The order processing time has been reduced to 25 minutes, and the shipping cost has been increased to $7.\n\nQuestion: What is the average order processing time for Shopify customers?",
+        &["25 minutes"],
+        &["25 minutes"],
+        &["30 minutes"],
+    );
+    for item in [&repeated, &untouched] {
+        assert_eq!(
+            outcome(Category::MemoryUpdate, item),
+            "ok",
+            "{}",
+            item.prompt
+        );
+    }
+}
+
 #[test]
 fn a_memory_update_whose_key_the_memory_already_holds_is_not_an_update() {
     // Two replies of the 1.5B author: the main job's, released as sas-local-0008, and seed
