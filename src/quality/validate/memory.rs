@@ -4,7 +4,7 @@
 
 use super::text::{is_header_line, line_label, lines, units, word_count};
 use super::{in_range, reject, ItemFields, Reason, Rejection, Rules};
-use crate::quality::grade::{graded, norm};
+use crate::quality::grade::{graded, graded_words, norm};
 use crate::stages::item::Category;
 
 /// Bullet markers a fact line may open with.
@@ -152,10 +152,10 @@ fn check_key_is_updated(context: &str, golds: &[String]) -> Result<(), Rejection
     let Some(key) = golds.first() else {
         return Ok(());
     };
-    let key = spoken(key);
+    let key = graded_words(key);
     if let Some(fact) = facts_above_update(context)
         .into_iter()
-        .find(|fact| key_and_value(fact).is_some_and(|(_, value)| spoken(value) == key))
+        .find(|fact| key_and_value(fact).is_some_and(|(_, value)| graded_words(value) == key))
     {
         return reject(
             Reason::KeyNotUpdated,
@@ -182,12 +182,15 @@ pub fn check_question_not_on_replaced_value(
     let Some((facts, update)) = split_at_update(context) else {
         return Ok(());
     };
-    let (asked, update) = (spoken(question), spoken(update));
+    let (asked, update) = (graded_words(question), graded_words(update));
     for fact in facts {
         let Some((key, value)) = key_and_value(fact) else {
             continue;
         };
-        let (key, value) = (spoken(&key.replace(['_', '-'], " ")), spoken(value));
+        let (key, value) = (
+            graded_words(&key.replace(['_', '-'], " ")),
+            graded_words(value),
+        );
         if value.is_empty() || key.is_empty() {
             continue;
         }
@@ -237,11 +240,6 @@ fn split_at_update(context: &str) -> Option<(Vec<&str>, &str)> {
 fn key_and_value(line: &str) -> Option<(&str, &str)> {
     let text = line.trim();
     unbulleted(text).unwrap_or(text).split_once(':')
-}
-
-/// `text`'s words as the grader reads them.
-fn spoken(text: &str) -> Vec<String> {
-    norm(text).split_whitespace().map(str::to_string).collect()
 }
 
 #[cfg(test)]
