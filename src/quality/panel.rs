@@ -14,6 +14,7 @@ use crate::quality::numeric::{self, Quantity};
 use crate::stages::item::{Candidate, Category};
 use crate::stages::reply;
 use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
 
 /// Ends the custom_id of a context-probe request: `audit/<item-id>/<model>/no-context`.
 pub const NO_CONTEXT_SUFFIX: &str = "/no-context";
@@ -36,7 +37,8 @@ pub enum Flag {
     /// A panel model (a majority when `audit.min_correct = 0`) answers correctly from the
     /// question alone.
     ContextNotNeeded,
-    /// The golds grade a noticeable share of the answers to other items correct.
+    /// The golds grade a noticeable share of the answers to other items correct (items that
+    /// share a gold, which ask for the same value, excepted).
     GoldTooLenient,
 }
 
@@ -68,7 +70,10 @@ impl Flag {
                 "a panel model (a majority when `audit.min_correct = 0`) answers correctly with \
                  the context removed"
             }
-            Flag::GoldTooLenient => "the golds grade answers to other items' questions correct",
+            Flag::GoldTooLenient => {
+                "the golds grade answers to other items' questions correct (items that share a \
+                 gold excepted)"
+            }
         }
     }
 }
@@ -280,8 +285,10 @@ impl Leniency {
 }
 
 /// For each item (its golds), how many of the answers to the other items it grades correct.
-/// `answers` pairs each answer with the index of the item it answers. Every text is normalised
-/// once; the work is items × answers substring tests, spread over the cores.
+/// `answers` pairs each answer with the index of the item it answers. An item that shares a gold
+/// with this one (normalised as the grader reads it) asks for the same value, so its answers are
+/// not counted: that they hold the gold says nothing about how lenient it is. Every text is
+/// normalised once; the work is items × answers substring tests, spread over the cores.
 pub fn leniency(golds: &[Vec<String>], answers: &[(usize, &str)]) -> Vec<Leniency> {
     let answers: Vec<(usize, String)> = answers
         .iter()
@@ -292,11 +299,17 @@ pub fn leniency(golds: &[Vec<String>], answers: &[(usize, &str)]) -> Vec<Lenienc
         .enumerate()
         .map(|(item, golds)| (item, golds.iter().map(|g| norm(g)).collect()))
         .collect();
+    let values: Vec<HashSet<&str>> = indexed
+        .iter()
+        .map(|(_, golds)| golds.iter().map(|g| g.trim()).collect())
+        .collect();
     crate::util::parallel::map(
         &indexed,
         crate::util::parallel::threads(),
         |(item, golds)| {
-            let others = answers.iter().filter(|(owner, _)| owner != item);
+            let others = answers
+                .iter()
+                .filter(|(owner, _)| owner != item && values[*owner].is_disjoint(&values[*item]));
             let mut leniency = Leniency { hits: 0, others: 0 };
             for (_, answer) in others {
                 leniency.others += 1;
@@ -521,5 +534,67 @@ mod tests {
         assert!(found[0].too_lenient());
         assert_eq!(found[1].hits, 0);
         assert!(!found[3].too_lenient());
+    }
+
+    /// Run P's SSH items: the 1.5B model asked for port 22 in domain after domain (assemble keeps
+    /// one as `duplicate_fact`), and every answer to one of them holds `22`. Those answers answer
+    /// the same fact; they say nothing about how lenient the golds are, and counted they flagged
+    /// all of them.
+    #[test]
+    fn answers_to_items_keyed_alike_do_not_make_golds_lenient() {
+        let ssh = |golds: &[&str]| golds.iter().map(|g| g.to_string()).collect::<Vec<_>>();
+        let mut golds = vec![
+            ssh(&["22", "port 22", "ssh 22"]),
+            ssh(&["22", "ssh 22"]),
+            ssh(&["22", "port 22", "ssh 22"]),
+            ssh(&["22", "ssh 22", "port 22"]),
+        ];
+        let mut texts = vec![
+            (0, "22"),
+            (0, "22 bytes"),
+            (1, "22"),
+            (1, "22/tcp"),
+            (
+                2,
+                "The default port for SSH (Secure Shell) under RFC 4254 is 22.",
+            ),
+            (2, "22 bits"),
+            (3, "22"),
+            (3, "22 bits"),
+        ];
+        let durations: Vec<String> = (0..40).map(|n| format!("{} days", 30 + n)).collect();
+        golds.extend(durations.iter().map(|d| vec![d.clone()]));
+        texts.extend(
+            durations
+                .iter()
+                .enumerate()
+                .map(|(n, d)| (4 + n, d.as_str())),
+        );
+        let found = leniency(&golds, &texts);
+        assert_eq!(
+            found[0],
+            Leniency {
+                hits: 0,
+                others: 40
+            }
+        );
+        assert!(!found[1].too_lenient());
+        assert_eq!(
+            found[4],
+            Leniency {
+                hits: 0,
+                others: 47
+            }
+        );
+        texts.extend([(5, "22 days"), (6, "port 22"), (7, "22")]);
+        let found = leniency(&golds, &texts);
+        assert_eq!(
+            found[0],
+            Leniency {
+                hits: 3,
+                others: 43
+            }
+        );
+        assert!(found[0].too_lenient());
     }
 }
