@@ -187,10 +187,7 @@ pub fn check_question_not_on_replaced_value(
         let Some((key, value)) = key_and_value(fact) else {
             continue;
         };
-        let (key, value) = (
-            graded_words(&key.replace(['_', '-'], " ")),
-            graded_words(value),
-        );
+        let (key, value) = (graded_words(key), graded_words(value));
         if value.is_empty() || key.is_empty() {
             continue;
         }
