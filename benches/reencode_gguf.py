@@ -25,7 +25,6 @@ Usage:
 import argparse
 
 import gguf
-import numpy as np
 from gguf import quants
 
 
@@ -53,7 +52,7 @@ def main() -> None:
     tensors = []
     for tensor in reader.tensors:
         if tensor.tensor_type in chosen:
-            values = quants.dequantize(tensor.data, tensor.tensor_type).astype(np.float32)
+            values = quants.dequantize(tensor.data, tensor.tensor_type)
             tensors.append((tensor.name, quants.quantize(values, target), target))
         else:
             tensors.append((tensor.name, tensor.data, tensor.tensor_type))
